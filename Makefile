@@ -1,0 +1,42 @@
+# Two commands for a fresh machine with Python 3.11 and make: `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+PROFILE ?= fast
+NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+
+.PHONY: run test venv notebook constraints benchmark clean
+
+$(BIN)/.installed: pyproject.toml constraints.txt
+	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
+	@$(BIN)/python -c 'import sys; assert sys.version_info[:2] == (3, 11), "dpnb needs Python 3.11; run make PYTHON=/path/to/python3.11"'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
+	@touch $@
+
+venv: $(BIN)/.installed
+
+## make run [PROFILE=fast|paper]: execute every notebook with papermill into results/
+run: venv
+	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results
+
+## make test: unit tests, papermill runs, then nbval over the committed notebooks
+test: venv
+	$(BIN)/python -m pytest -n 2 tests
+	$(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
+
+## make notebook NB=dppro: rebuild notebooks/NB.ipynb from notebooks/NB.md and execute it
+notebook: venv
+	@test -n "$(NB)" || (echo "usage: make notebook NB=<stem>"; exit 2)
+	$(BIN)/python -m dpnb.pairing notebooks/$(NB).md
+
+## make benchmark: timing and memory of the mechanisms (not part of make test)
+benchmark: venv
+	$(BIN)/python -m benchmarks
+
+## make constraints: re-pin every dependency after changing pyproject.toml
+constraints: venv
+	(echo "# Exact versions for reproducible notebook outputs. Regenerate with: make constraints"; \
+	 $(BIN)/python -m pip freeze --exclude-editable | sort -f) > constraints.txt
+
+clean:
+	rm -rf results .pytest_cache

@@ -1,0 +1,117 @@
+"""Claims tables: what a paper states, what we measured, and the verdict.
+
+Each notebook fills a :class:`ClaimTable`, shows it, and writes it as JSON; ``make run``
+gathers every notebook's file into ``results/claims.json`` with :func:`collect`. The JSON
+keys are a stable interface read by tests and reports: ``notebook``, ``id``, ``source``,
+``statement``, ``expected``, ``measured``, ``verdict``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+VERDICTS = ("holds", "fails", "corrected", "not-reproduced")
+KEYS = ("notebook", "id", "source", "statement", "expected", "measured", "verdict")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One audited claim. All fields are text; numbers are formatted by the caller."""
+
+    notebook: str
+    id: str
+    source: str
+    statement: str
+    expected: str
+    measured: str
+    verdict: str
+
+    def __post_init__(self):
+        for key in KEYS:
+            value = getattr(self, key)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"claim field {key!r} must be a non-empty string, got {value!r}")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+class ClaimTable:
+    """An ordered collection of :class:`Claim` for one notebook.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's file stem (e.g. ``"dppro"``).
+    """
+
+    def __init__(self, notebook: str):
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ValueError("notebook must be the notebook's file stem, e.g. 'dppro'")
+        self.notebook = notebook
+        self._claims: dict[str, Claim] = {}
+
+    def add(self, id: str, source: str, statement: str, expected: str, measured: str,
+            verdict: str) -> Claim:
+        """Record a claim; ids are unique within a notebook (re-adding an id replaces nothing)."""
+        if id in self._claims:
+            raise ValueError(f"claim id {id!r} was already added to {self.notebook!r}; ids must be unique")
+        claim = Claim(self.notebook, id, source, statement, expected, measured, verdict)
+        self._claims[id] = claim
+        return claim
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def __getitem__(self, id: str) -> Claim:
+        return self._claims[id]
+
+    def records(self) -> list[dict]:
+        """The claims as dicts with the stable keys, in insertion order."""
+        return [{k: asdict(c)[k] for k in KEYS} for c in self._claims.values()]
+
+    def counts(self) -> dict[str, int]:
+        """Number of claims per verdict."""
+        return {v: sum(c.verdict == v for c in self._claims.values()) for v in VERDICTS}
+
+    def to_markdown(self) -> str:
+        """A Markdown table: id | source | statement | expected | measured | verdict."""
+        from .report import markdown_table
+
+        return markdown_table(self.records(), columns=KEYS[1:])
+
+    def write_json(self, path) -> Path:
+        """Write the claims to ``path`` (a ``.json`` file, or a directory to hold ``claims.json``)."""
+        path = Path(path)
+        if path.suffix != ".json":
+            path = path / "claims.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.records(), indent=2) + "\n")
+        return path
+
+
+def read_claims(path) -> list[dict]:
+    """Read and validate a claims JSON file written by :meth:`ClaimTable.write_json`."""
+    path = Path(path)
+    try:
+        records = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no claims file at {path}; run the notebook first") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(records, list):
+        raise ValueError(f"{path} must hold a JSON list of claims")
+    for record in records:
+        if not isinstance(record, dict) or tuple(record) != KEYS:
+            raise ValueError(f"{path}: every claim must have exactly the keys {KEYS}, got {record!r}")
+        Claim(**record)  # validates the verdict and non-empty fields
+    return records
+
+
+def collect(paths) -> list[dict]:
+    """Concatenate several claims files (in the given order) into one list."""
+    out = []
+    for p in paths:
+        out.extend(read_claims(p))
+    return out

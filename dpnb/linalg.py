@@ -1,0 +1,51 @@
+"""Small linear-algebra helpers for symmetric matrices (noisy covariances, PCA bases)."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .validation import check_n_components, check_square
+
+
+def symmetrize_upper(A) -> np.ndarray:
+    """Return the symmetric matrix whose upper triangle (with diagonal) is that of ``A``.
+
+    This is how noise on a symmetric statistic is made symmetric: draw it on the upper
+    triangle and mirror it, so that each independent noise coordinate appears once.
+    """
+    A = check_square(A)
+    upper = np.triu(A)
+    return upper + np.triu(A, 1).T
+
+
+def project_psd(A, min_eigenvalue: float = 0.0) -> np.ndarray:
+    """Project a symmetric matrix onto ``{S : S >= min_eigenvalue * I}`` in Frobenius norm.
+
+    The nearest such matrix clips the eigenvalues from below (Higham 1988). The input is
+    symmetrised first as ``(A + A.T) / 2``. This is post-processing and costs no privacy.
+    """
+    A = check_square(A)
+    if min_eigenvalue < 0:
+        raise ValueError(f"min_eigenvalue must be >= 0, got {min_eigenvalue}")
+    S = (A + A.T) / 2
+    w, V = np.linalg.eigh(S)
+    return (V * np.maximum(w, min_eigenvalue)) @ V.T
+
+
+def top_eigenvectors(A, k: int) -> tuple[np.ndarray, np.ndarray]:
+    """Top-``k`` eigenpairs of a symmetric matrix, eigenvalues in decreasing order.
+
+    Returns
+    -------
+    values : ndarray of shape (k,)
+    vectors : ndarray of shape (d, k), orthonormal columns. Each column's sign is fixed so that
+        its largest-magnitude entry is positive, which makes results reproducible.
+    """
+    A = check_square(A)
+    k = check_n_components(k, A.shape[0])
+    w, V = np.linalg.eigh((A + A.T) / 2)
+    order = np.argsort(w)[::-1][:k]
+    V = V[:, order]
+    signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(k)])
+    signs[signs == 0] = 1.0
+    return w[order], V * signs

@@ -1,0 +1,116 @@
+import numpy as np
+import pytest
+
+from dpnb.audit import (ChangeOneAttribute, FlipOneBit, NeighborRelation, ReplaceRowBox, ReplaceRowL2Ball,
+                        audit_epsilon, search_sensitivity)
+from dpnb.mechanisms import gaussian_epsilon, gaussian_mechanism, gaussian_sigma, laplace_mechanism
+
+
+def test_search_finds_mean_sensitivity_in_box():
+    n, d = 8, 3
+    res = search_sensitivity(lambda X: X.mean(axis=0), ReplaceRowBox(-1, 1), n, d, norm=1,
+                             claimed=2 * d / n, n_starts=10, n_steps=100, random_state=0)
+    assert res.max_found == pytest.approx(2 * d / n)
+    assert not res.exceeds
+    assert res.X.shape == (n, d) and np.count_nonzero(np.any(res.X != res.X_prime, axis=1)) <= 1
+
+
+def test_search_refutes_an_understated_bound():
+    # covariance in the unit ball: the Frobenius sensitivity is sqrt(2)/n, attained by orthogonal rows
+    n = 5
+    res = search_sensitivity(lambda X: X.T @ X / n, ReplaceRowL2Ball(1.0), n, 3, norm=2,
+                             claimed=1.0 / n, n_starts=10, n_steps=300, random_state=1)
+    assert res.exceeds and res.ratio == pytest.approx(np.sqrt(2), rel=1e-3)
+    assert "EXCEEDS" in res.summary()
+
+
+def test_hand_crafted_start_is_used():
+    n, d = 4, 2
+    X = np.zeros((n, d))
+    Xp = X.copy()
+    Xp[0] = [1.0, 1.0]
+    res = search_sensitivity(lambda X: X.sum(axis=0), ReplaceRowBox(0, 1), n, d, norm=1, n_starts=1,
+                             n_steps=0, starts=[(X, Xp)], random_state=2)
+    assert res.max_found == pytest.approx(2.0)
+
+
+def test_relations_produce_valid_neighbours():
+    rng = np.random.default_rng(3)
+    X = np.stack([ReplaceRowL2Ball(1.0, on_sphere=True).random_row(4, rng) for _ in range(5)])
+    assert np.allclose(np.linalg.norm(X, axis=1), 1.0)
+    Xp = FlipOneBit().neighbor(np.zeros((3, 4)), 1, np.array([0, 1, 1, 0.0]))
+    assert Xp.sum() == 1 and Xp[1, 1] == 1
+    Xp = ChangeOneAttribute(0, 1).neighbor(np.zeros((3, 4)), 0, np.array([0.2, 0.9, 0, 0]))
+    assert np.count_nonzero(Xp) == 1 and Xp[0, 1] == 0.9
+    box = ReplaceRowBox([0, -2], [1, 2])
+    rows = np.stack([box.perturb_row(box.random_row(2, rng), rng, 3.0) for _ in range(100)])
+    assert rows[:, 0].min() >= 0 and rows[:, 0].max() <= 1 and np.abs(rows[:, 1]).max() <= 2
+
+
+def test_binary_and_attribute_relations_find_unit_sensitivity():
+    q = lambda X: X.sum(axis=0)  # noqa: E731
+    assert search_sensitivity(q, FlipOneBit(), 4, 5, norm=1, random_state=4).max_found == 1.0
+    assert search_sensitivity(q, ChangeOneAttribute(0, 1), 4, 5, norm=2, random_state=4).max_found == pytest.approx(1.0)
+
+
+def test_search_bad_input():
+    q = lambda X: X.sum()  # noqa: E731
+    with pytest.raises(ValueError, match="NeighborRelation"):
+        search_sensitivity(q, "box", 3, 2)
+    with pytest.raises(ValueError, match="n must"):
+        search_sensitivity(q, ReplaceRowBox(), 0, 2)
+    with pytest.raises(ValueError, match="norm"):
+        search_sensitivity(q, ReplaceRowBox(), 3, 2, norm=3)
+    with pytest.raises(ValueError, match="row_index"):
+        search_sensitivity(q, ReplaceRowBox(), 3, 2, row_index=3)
+    with pytest.raises(ValueError, match="shape"):
+        search_sensitivity(q, ReplaceRowBox(), 3, 2, starts=[(np.zeros((2, 2)), np.zeros((2, 2)))])
+    with pytest.raises(ValueError, match="low < high"):
+        ReplaceRowBox(1, 1)
+    with pytest.raises(ValueError, match="radius"):
+        ReplaceRowL2Ball(0)
+    with pytest.raises(TypeError):
+        NeighborRelation()
+
+
+def test_spectral_norm_option():
+    res = search_sensitivity(lambda X: X.T @ X, ReplaceRowL2Ball(1.0), 3, 2, norm="spectral",
+                             n_starts=5, n_steps=200, random_state=5)
+    assert res.max_found == pytest.approx(1.0, abs=1e-3)  # ||xx' - yy'||_2 <= 1 on the unit ball
+
+
+def test_audit_epsilon_consistent_for_correct_laplace():
+    X, Xp = np.zeros((1, 1)), np.ones((1, 1))
+    mech = lambda D, rng: laplace_mechanism(D.sum(), 1.0, 1.0, random_state=rng)  # noqa: E731
+    res = audit_epsilon(mech, X, Xp, n_samples=20_000, claimed=1.0, random_state=6)
+    assert not res.violates
+    assert 0.8 < res.epsilon_lower <= 1.0  # the audit is also nearly tight here
+
+
+def test_audit_epsilon_negative_control_catches_under_noising():
+    X, Xp = np.zeros((1, 1)), np.ones((1, 1))
+    mech = lambda D, rng: laplace_mechanism(D.sum(), 0.25, 1.0, random_state=rng)  # true epsilon 4  # noqa: E731
+    res = audit_epsilon(mech, X, Xp, n_samples=20_000, claimed=1.0, random_state=7)
+    assert res.violates and res.epsilon_lower > 2.5
+    assert "VIOLATED" in res.summary()
+
+
+def test_audit_epsilon_gaussian_respects_exact_curve():
+    X, Xp = np.zeros(2), np.array([0.6, 0.8])  # L2 distance 1
+    mech = lambda D, rng: gaussian_mechanism(D, 1.0, 1.0, 1e-3, random_state=rng)  # noqa: E731
+    res = audit_epsilon(mech, X, Xp, n_samples=20_000, delta=1e-3, claimed=1.0, random_state=8)
+    assert not res.violates
+    assert res.epsilon_lower <= gaussian_epsilon(1e-3, gaussian_sigma(1.0, 1.0, 1e-3)) + 1e-9
+
+
+def test_audit_epsilon_custom_statistic_and_bad_input():
+    X, Xp = np.zeros(1), np.ones(1)
+    mech = lambda D, rng: laplace_mechanism(D, 0.5, 1.0, random_state=rng)  # noqa: E731
+    res = audit_epsilon(mech, X, Xp, n_samples=4000, statistic=lambda o: o[0], random_state=9)
+    assert res.epsilon_lower > 0.5
+    with pytest.raises(ValueError, match="n_samples"):
+        audit_epsilon(mech, X, Xp, n_samples=10)
+    with pytest.raises(ValueError, match="alpha"):
+        audit_epsilon(mech, X, Xp, alpha=1.5)
+    with pytest.raises(ValueError, match="delta"):
+        audit_epsilon(mech, X, Xp, delta=2.0)

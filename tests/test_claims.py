@@ -1,0 +1,70 @@
+import json
+
+import pytest
+
+from dpnb.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims
+
+
+def _table():
+    t = ClaimTable("demo")
+    t.add("lemma1", "Paper Lemma 1", "bound B", "1.000", "0.998", "holds")
+    t.add("thm2", "Paper Theorem 2", "sigma buys eps", "eps = 1", "eps = 1.7", "fails")
+    return t
+
+
+def test_records_keys_and_order(tmp_path):
+    t = _table()
+    recs = t.records()
+    assert [tuple(r) for r in recs] == [KEYS, KEYS]
+    assert [r["id"] for r in recs] == ["lemma1", "thm2"]
+    assert t.counts() == {"holds": 1, "fails": 1, "corrected": 0, "not-reproduced": 0}
+    assert len(t) == 2 and t["thm2"].verdict == "fails"
+
+
+def test_write_and_read_roundtrip(tmp_path):
+    t = _table()
+    path = t.write_json(tmp_path / "out")
+    assert path.name == "claims.json"
+    assert read_claims(path) == t.records()
+    path2 = t.write_json(tmp_path / "x.json")
+    assert collect([path, path2]) == t.records() * 2
+
+
+def test_markdown():
+    md = _table().to_markdown()
+    assert md.splitlines()[0] == "| id | source | statement | expected | measured | verdict |"
+    assert "| thm2 | Paper Theorem 2 |" in md
+
+
+def test_bad_claims():
+    t = _table()
+    with pytest.raises(ValueError, match="already added"):
+        t.add("lemma1", "s", "s", "e", "m", "holds")
+    with pytest.raises(ValueError, match="verdict"):
+        t.add("x", "s", "s", "e", "m", "passes")
+    with pytest.raises(ValueError, match="non-empty"):
+        t.add("y", "", "s", "e", "m", "holds")
+    with pytest.raises(ValueError, match="stem"):
+        ClaimTable("")
+    assert set(VERDICTS) == {"holds", "fails", "corrected", "not-reproduced"}
+
+
+def test_read_claims_validation(tmp_path):
+    with pytest.raises(FileNotFoundError, match="run the notebook"):
+        read_claims(tmp_path / "none.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{not json")
+    with pytest.raises(ValueError, match="not valid JSON"):
+        read_claims(bad)
+    bad.write_text(json.dumps({"a": 1}))
+    with pytest.raises(ValueError, match="list"):
+        read_claims(bad)
+    bad.write_text(json.dumps([{"id": "x"}]))
+    with pytest.raises(ValueError, match="keys"):
+        read_claims(bad)
+    rec = dict(zip(KEYS, ["n", "i", "s", "st", "e", "m", "maybe"]))
+    bad.write_text(json.dumps([rec]))
+    with pytest.raises(ValueError, match="verdict"):
+        read_claims(bad)
+    with pytest.raises(ValueError):
+        Claim(*(["x"] * 6 + ["unknown"]))

@@ -1,0 +1,50 @@
+"""The three dependency descriptions must agree: pyproject.toml, constraints.txt, environment.yml."""
+
+import re
+import tomllib
+from pathlib import Path
+
+import yaml
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _pins():
+    pins = {}
+    for line in (ROOT / "constraints.txt").read_text().splitlines():
+        line = line.strip()
+        if line and not line.startswith("#"):
+            name, _, version = line.partition("==")
+            assert version, f"constraints.txt must pin exact versions, got {line!r}"
+            pins[canonicalize_name(name)] = version
+    return pins
+
+
+def test_every_dependency_is_pinned_and_satisfies_pyproject():
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    pins = _pins()
+    deps = project["dependencies"] + [d for extra in project["optional-dependencies"].values() for d in extra]
+    for dep in deps:
+        req = Requirement(dep)
+        name = canonicalize_name(req.name)
+        assert name in pins, f"{req.name} is not pinned in constraints.txt (run make constraints)"
+        assert req.specifier.contains(pins[name]), f"{req.name}=={pins[name]} violates {req.specifier}"
+
+
+def test_environment_yml_installs_the_same_thing():
+    env = yaml.safe_load((ROOT / "environment.yml").read_text())
+    deps = env["dependencies"]
+    assert "python=3.11" in deps
+    pip_section = next(d["pip"] for d in deps if isinstance(d, dict))
+    # no second list of packages: pip installs the project under the same constraints file
+    assert pip_section == ["-c constraints.txt", "-e ."]
+    conda_packages = {re.split(r"[=<>]", d)[0] for d in deps if isinstance(d, str)}
+    assert conda_packages <= {"python", "pip", "make"}
+
+
+def test_makefile_installs_with_constraints():
+    makefile = (ROOT / "Makefile").read_text()
+    assert "-c constraints.txt -e ." in makefile
+    assert re.search(r"^test: venv", makefile, re.M) and re.search(r"^run: venv", makefile, re.M)

@@ -1,0 +1,44 @@
+import numpy as np
+import pytest
+
+from dpnb.linalg import project_psd, symmetrize_upper, top_eigenvectors
+
+
+def test_symmetrize_upper_keeps_upper_triangle():
+    A = np.arange(9.0).reshape(3, 3)
+    S = symmetrize_upper(A)
+    assert np.array_equal(S, S.T)
+    assert np.array_equal(np.triu(S), np.triu(A))
+
+
+def test_project_psd_is_nearest_psd():
+    rng = np.random.default_rng(0)
+    B = rng.normal(size=(5, 5))
+    A = (B + B.T) / 2
+    P = project_psd(A)
+    assert np.linalg.eigvalsh(P).min() >= -1e-12
+    # nearest in Frobenius norm: no random PSD matrix is closer
+    for _ in range(200):
+        C = rng.normal(size=(5, 5))
+        Q = P + 0.1 * C @ C.T
+        assert np.linalg.norm(A - P) <= np.linalg.norm(A - Q) + 1e-12
+    # a PSD matrix is left unchanged
+    assert np.allclose(project_psd(P), P)
+
+
+def test_project_psd_min_eigenvalue_and_bad_input():
+    assert np.linalg.eigvalsh(project_psd(-np.eye(3), 0.5)).min() == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="min_eigenvalue"):
+        project_psd(np.eye(2), -1)
+    with pytest.raises(ValueError, match="square"):
+        project_psd(np.ones((2, 3)))
+
+
+def test_top_eigenvectors():
+    A = np.diag([1.0, 3.0, 2.0])
+    w, V = top_eigenvectors(A, 2)
+    assert np.allclose(w, [3, 2])
+    assert np.allclose(np.abs(V), [[0, 0], [1, 0], [0, 1]])
+    assert np.all(V.max(axis=0) > 0)  # sign convention
+    with pytest.raises(ValueError, match="n_components"):
+        top_eigenvectors(A, 4)

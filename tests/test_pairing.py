@@ -1,0 +1,52 @@
+import json
+
+import pytest
+
+from dpnb.pairing import execute_pair, pair_mismatches
+
+SOURCE = """---
+jupytext:
+  formats: ipynb,md:myst
+  text_representation:
+    extension: .md
+    format_name: myst
+kernelspec:
+  display_name: Python 3
+  language: python
+  name: python3
+---
+
+# tiny
+
+```{code-cell} ipython3
+:tags: [parameters]
+
+seed = 3
+```
+
+```{code-cell} ipython3
+print(f"{seed * 2:d}")
+```
+"""
+
+
+def test_execute_pair_writes_clean_outputs(tmp_path):
+    src = tmp_path / "tiny.md"
+    src.write_text(SOURCE)
+    target = execute_pair(src)
+    nb = json.loads(target.read_text())
+    code = [c for c in nb["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == [1, 2]
+    assert code[1]["outputs"][0]["text"] == ["6\n"]
+    assert all("execution" not in c["metadata"] for c in code)
+    assert code[0]["metadata"]["tags"] == ["parameters"]
+    assert pair_mismatches(src, target) == []
+    src.write_text(SOURCE.replace("seed * 2", "seed * 3"))
+    assert any("cell 2 differs" in p for p in pair_mismatches(src, target))
+    src.write_text(SOURCE.replace(":tags: [parameters]\n", ""))
+    assert any("tags differ" in p for p in pair_mismatches(src, target))
+
+
+def test_execute_pair_missing_source(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no notebook source"):
+        execute_pair(tmp_path / "none.md")

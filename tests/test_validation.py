@@ -1,0 +1,93 @@
+import numpy as np
+import pytest
+
+from dpnb.validation import (check_array, check_delta, check_epsilon, check_in_box, check_n_components,
+                             check_positive, check_random_state, check_row_norms, check_square)
+
+
+@pytest.mark.parametrize("bad", [0, -1.0, np.inf, np.nan, "1", True, None])
+def test_check_epsilon_rejects(bad):
+    with pytest.raises(ValueError, match="epsilon"):
+        check_epsilon(bad)
+
+
+def test_check_epsilon_accepts_numpy_scalars():
+    assert check_epsilon(np.float32(0.5)) == pytest.approx(0.5)
+    assert isinstance(check_epsilon(2), float)
+
+
+@pytest.mark.parametrize("bad", [0, 1, -0.1, 1.5, np.nan, "0.1", False])
+def test_check_delta_rejects(bad):
+    with pytest.raises(ValueError, match="delta"):
+        check_delta(bad)
+
+
+def test_check_delta_accepts():
+    assert check_delta(1e-5) == 1e-5
+
+
+@pytest.mark.parametrize("bad", [0, -2, np.inf, None])
+def test_check_positive(bad):
+    with pytest.raises(ValueError, match="radius"):
+        check_positive(bad, "radius")
+    assert check_positive(3, "radius") == 3.0
+
+
+def test_check_array():
+    assert check_array([[1, 2]]).dtype == np.float64
+    with pytest.raises(ValueError, match="2-dimensional"):
+        check_array([1, 2])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_array([[1, np.nan]])
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_array([[1, np.inf]])
+    with pytest.raises(ValueError, match="at least 2 row"):
+        check_array(np.zeros((1, 3)), min_rows=2)
+    with pytest.raises(ValueError, match="numeric"):
+        check_array([["a", "b"]])
+    assert check_array(3.0, ndim=None).shape == ()
+
+
+def test_check_square():
+    with pytest.raises(ValueError, match="square"):
+        check_square(np.zeros((2, 3)))
+
+
+@pytest.mark.parametrize("k", [0, 4, 1.5, True])
+def test_check_n_components_rejects(k):
+    with pytest.raises(ValueError, match="n_components"):
+        check_n_components(k, 3)
+
+
+def test_check_n_components_accepts():
+    assert check_n_components(np.int64(3), 3) == 3
+
+
+def test_check_in_box():
+    X = np.array([[0.0, 1.0]])
+    assert check_in_box(X, 0, 1) is not None
+    with pytest.raises(ValueError, match="outside the declared bounds"):
+        check_in_box(X, 0, 0.5)
+    with pytest.raises(ValueError, match="low < high"):
+        check_in_box(X, 1, 1)
+    # per-column bounds broadcast
+    check_in_box(X, [0, 1], [0.5, 2])
+
+
+def test_check_row_norms():
+    X = np.array([[0.6, 0.8], [0.3, 0.0]])
+    check_row_norms(X, 1.0)
+    with pytest.raises(ValueError, match="L2 norm"):
+        check_row_norms(X * 2, 1.0)
+
+
+def test_check_random_state():
+    g = np.random.default_rng(0)
+    assert check_random_state(g) is g
+    a = check_random_state(5).random()
+    assert a == check_random_state(5).random()
+    assert isinstance(check_random_state(None), np.random.Generator)
+    assert isinstance(check_random_state(np.random.SeedSequence(1)), np.random.Generator)
+    for bad in (np.random.RandomState(0), "seed", 1.5, True):
+        with pytest.raises(ValueError, match="random_state"):
+            check_random_state(bad)
