@@ -81,14 +81,16 @@ class ClaimTable:
 
         return markdown_table(self.records(), columns=KEYS[1:])
 
-    def write_json(self, path) -> Path:
-        """Write the claims to ``path`` (a ``.json`` file, or a directory to hold ``claims.json``)."""
+    def write_json(self, path) -> None:
+        """Write the claims to ``path`` (a ``.json`` file, or a directory to hold ``claims.json``).
+
+        Returns nothing, so that it can end a notebook cell without printing a path.
+        """
         path = Path(path)
         if path.suffix != ".json":
             path = path / "claims.json"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(json.dumps(self.records(), indent=2) + "\n")
-        return path
 
 
 def read_claims(path) -> list[dict]:

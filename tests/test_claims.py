@@ -23,11 +23,11 @@ def test_records_keys_and_order(tmp_path):
 
 def test_write_and_read_roundtrip(tmp_path):
     t = _table()
-    path = t.write_json(tmp_path / "out")
-    assert path.name == "claims.json"
+    assert t.write_json(tmp_path / "out") is None
+    path = tmp_path / "out" / "claims.json"
     assert read_claims(path) == t.records()
-    path2 = t.write_json(tmp_path / "x.json")
-    assert collect([path, path2]) == t.records() * 2
+    t.write_json(tmp_path / "x.json")
+    assert collect([path, tmp_path / "x.json"]) == t.records() * 2
 
 
 def test_markdown():
