@@ -1,0 +1,244 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from dpnb.dppro import (CALIBRATIONS, DPPro, attribute_sensitivity, gaussian_projection, lemma4_min_components,
+                        lemma4_sigma, optimal_n_components, project_and_perturb, record_sensitivity,
+                        relative_l2_error, squared_distance_estimate, squared_distance_variance,
+                        theorem2_sigma, theta2_quantile, theta2_survival, theta2_tail_bound, worst_record_change)
+from dpnb.mechanisms import gaussian_delta, gaussian_sigma_analytic
+from dpnb.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
+
+
+def _binary(n, d, seed):
+    return np.random.default_rng(seed).integers(0, 2, size=(n, d)).astype(float)
+
+
+# --- projection and release --------------------------------------------------------------
+def test_gaussian_projection_shape_and_entry_variance():
+    R = gaussian_projection(300, 10, random_state=0)
+    assert R.shape == (300, 10)
+    _, lo, hi = variance_ci(R.ravel(), 0.99)  # entries are exactly normal: the chi-square CI applies
+    assert lo <= 1 / 10 <= hi
+    assert np.array_equal(R, gaussian_projection(300, 10, random_state=0))
+
+
+def test_gaussian_projection_bad_input():
+    with pytest.raises(ValueError, match="n_components"):
+        gaussian_projection(5, 6)
+    with pytest.raises(ValueError, match="n_features"):
+        gaussian_projection(0, 1)
+
+
+def test_project_and_perturb_adds_noise_of_the_given_sigma():
+    R = gaussian_projection(4, 2, random_state=1)
+    X = _binary(5000, 4, 2)
+    P = project_and_perturb(X, R, 0.7, random_state=3)
+    _, lo, hi = variance_ci((P - X @ R).ravel(), 0.99)
+    assert lo <= 0.7 ** 2 <= hi
+    with pytest.raises(ValueError, match="columns"):
+        project_and_perturb(X[:, :3], R, 0.7)
+    with pytest.raises(ValueError, match="sigma"):
+        project_and_perturb(X, R, 0.0)
+    with pytest.raises(ValueError, match="NaN"):
+        project_and_perturb(np.full((2, 4), np.nan), R, 1.0)
+
+
+# --- sensitivities -----------------------------------------------------------------------
+def test_attribute_sensitivity_is_the_largest_single_attribute_change():
+    R = gaussian_projection(12, 3, random_state=4)
+    width = np.linspace(0.5, 2.0, 12)
+    changes = [np.linalg.norm(width[j] * R[j]) for j in range(12)]  # change of x_j by its full range
+    assert attribute_sensitivity(R, width) == pytest.approx(max(changes))
+    assert attribute_sensitivity(R) == pytest.approx(np.linalg.norm(R, axis=1).max())
+    with pytest.raises(ValueError, match="one entry per attribute"):
+        attribute_sensitivity(R, np.ones(5))
+    with pytest.raises(ValueError, match="> 0"):
+        attribute_sensitivity(R, -1.0)
+
+
+def test_record_sensitivity_brackets_the_exact_value():
+    d = 10
+    R = gaussian_projection(d, 3, random_state=5)
+    exact = max(np.linalg.norm(np.array(s) @ R) for s in itertools.product((-1.0, 1.0), repeat=d))
+    v, found = worst_record_change(R, n_starts=20, random_state=6)
+    assert np.all(np.abs(v) == 1.0) and found == pytest.approx(np.linalg.norm(v @ R))
+    assert found <= exact + 1e-12 and found >= 0.95 * exact
+    assert record_sensitivity(R) >= exact - 1e-12
+    assert record_sensitivity(R, 2.0) == pytest.approx(2 * record_sensitivity(R))
+    assert record_sensitivity(R) > attribute_sensitivity(R)
+    with pytest.raises(ValueError, match="n_starts"):
+        worst_record_change(R, n_starts=0)
+
+
+# --- calibrations ------------------------------------------------------------------------
+@pytest.mark.parametrize("epsilon", [0.1, 0.5, 1.0, 3.0, 10.0])
+@pytest.mark.parametrize("delta", [1e-3, 1e-6])
+def test_theorem2_sigma_is_private_by_the_exact_curve(epsilon, delta):
+    sigma = theorem2_sigma(1.3, epsilon, delta)
+    assert gaussian_delta(epsilon, sigma, 1.3) <= delta
+    # ... and is not the tight value
+    assert sigma > 1.05 * gaussian_sigma_analytic(1.3, epsilon, delta)
+
+
+def test_theorem2_and_lemma4_bad_input():
+    with pytest.raises(ValueError, match="delta < 1/2"):
+        theorem2_sigma(1.0, 1.0, 0.6)
+    with pytest.raises(ValueError, match="epsilon"):
+        theorem2_sigma(1.0, 0.0, 1e-5)
+    with pytest.raises(ValueError, match="ln\\(1/delta\\)"):
+        lemma4_sigma(5.0, 0.01)
+    assert lemma4_sigma(1.0, 1e-4, 0.5) == pytest.approx(2 * np.sqrt(np.log(1e4)))
+
+
+def test_lemma4_min_components_and_tail_bound():
+    d, delta = 180, 1e-5
+    k = lemma4_min_components(d, delta)
+    assert k - 1 <= 2 * (np.log(d) + np.log(2 / delta)) < k
+    t = theta2_tail_bound(d, k, delta)
+    assert t < 2  # the reason Lemma 4 asks for this k
+    assert theta2_survival(t, d, k) <= delta / 2
+
+
+def test_theta2_survival_matches_monte_carlo():
+    d, k, t, m = 40, 5, 1.8, 4000
+    rng = np.random.default_rng(7)
+    theta = np.array([attribute_sensitivity(gaussian_projection(d, k, random_state=rng)) for _ in range(m)])
+    lo, hi = clopper_pearson(int(np.sum(theta > t)), m, 0.99)
+    assert lo <= theta2_survival(t, d, k) <= hi
+    assert theta2_survival(np.array([0.0, 1e3]), d, k) == pytest.approx([1.0, 0.0])
+    median = theta2_quantile(0.5, d, k)
+    assert theta2_survival(median, d, k) == pytest.approx(0.5)
+    lo, hi = clopper_pearson(int(np.sum(theta > median)), m, 0.99)
+    assert lo <= 0.5 <= hi
+    with pytest.raises(ValueError, match="probability"):
+        theta2_quantile(1.0, d, k)
+
+
+# --- Algorithm 2, Theorem 3, Lemma 5 ------------------------------------------------------
+def test_squared_distance_estimate_pairs_and_matrix_agree():
+    P = np.random.default_rng(8).normal(size=(6, 3))
+    full = squared_distance_estimate(P, 0.5)
+    pairs = np.array([[0, 1], [2, 5], [3, 3]])
+    assert np.allclose(squared_distance_estimate(P, 0.5, pairs), full[pairs[:, 0], pairs[:, 1]])
+    assert full[1, 2] == pytest.approx(np.sum((P[1] - P[2]) ** 2) - 2 * 3 * 0.25)
+    assert np.all(np.diag(full) == 0) and np.allclose(full, full.T)
+    with pytest.raises(ValueError, match="shape \\(m, 2\\)"):
+        squared_distance_estimate(P, 0.5, np.array([0, 1]))
+    with pytest.raises(ValueError, match="index rows"):
+        squared_distance_estimate(P, 0.5, np.array([[0, 6]]))
+
+
+def _estimates(x, y, k, sigma, m, seed):
+    rng = np.random.default_rng(seed)
+    X = np.stack([x, y])
+    out = np.empty(m)
+    for i in range(m):
+        P = project_and_perturb(X, gaussian_projection(x.size, k, random_state=rng), sigma, random_state=rng)
+        out[i] = squared_distance_estimate(P, sigma, np.array([[0, 1]]))[0]
+    return out
+
+
+def test_theorem3_unbiased_and_variance():
+    x, y = _binary(2, 30, 9)
+    rho2 = float(np.sum((x - y) ** 2))
+    k, sigma = 6, 0.8
+    est = _estimates(x, y, k, sigma, 6000, 10)
+    _, lo, hi = mean_ci(est, 0.99)
+    assert lo <= rho2 <= hi
+    _, vlo, vhi = bootstrap_ci(est, np.var, 0.99, n_resamples=1000, random_state=11)
+    assert vlo <= squared_distance_variance(rho2, k, sigma) <= vhi
+
+
+def test_squared_distance_variance_formula_and_bad_input():
+    assert squared_distance_variance(4.0, 2, 0.5) == pytest.approx(2 * 16 / 2 + 8 * 0.25 * 4 + 8 * 2 * 0.0625)
+    assert np.allclose(squared_distance_variance(np.array([1.0, 2.0]), 1, 0.0), [2.0, 8.0])
+    with pytest.raises(ValueError, match="n_components >= 1"):
+        squared_distance_variance(1.0, 0, 1.0)
+
+
+@pytest.mark.parametrize("rho2,sigma", [(40.0, 0.1), (40.0, 1.0), (3.0, 1.0), (7.3, 0.37)])
+def test_optimal_n_components_is_the_integer_argmin(rho2, sigma):
+    ks = np.arange(1, 5001)
+    best = int(ks[np.argmin(squared_distance_variance(rho2, ks, sigma))])
+    assert optimal_n_components(rho2, sigma) == best
+    assert optimal_n_components(rho2, sigma, max_components=5) == min(best, 5)
+
+
+def test_optimal_n_components_bad_input():
+    with pytest.raises(ValueError, match="rho2"):
+        optimal_n_components(0.0, 1.0)
+    with pytest.raises(ValueError, match="max_components"):
+        optimal_n_components(1.0, 1.0, max_components=0)
+
+
+def test_relative_l2_error():
+    assert relative_l2_error([1.0, 2.0], [1.0, 4.0]) == pytest.approx(4 / 5)
+    with pytest.raises(ValueError, match="same size"):
+        relative_l2_error([1.0], [1.0, 2.0])
+    with pytest.raises(ValueError, match="all zero"):
+        relative_l2_error([0.0], [1.0])
+
+
+# --- the estimator -----------------------------------------------------------------------
+@pytest.mark.parametrize("calibration", ["analytic", "theorem2"])
+@pytest.mark.parametrize("neighbor", ["attribute", "record"])
+def test_dppro_calibrates_to_the_neighbour_sensitivity(calibration, neighbor):
+    X = _binary(20, 30, 12)
+    model = DPPro(5, 0.8, 1e-5, neighbor=neighbor, calibration=calibration, random_state=13)
+    P = model.fit_transform(X)
+    R = model.projection_
+    assert P.shape == (20, 5) and R.shape == (30, 5) and model.n_features_in_ == 30
+    expected = attribute_sensitivity(R) if neighbor == "attribute" else record_sensitivity(R)
+    assert model.sensitivity_ == pytest.approx(expected)
+    assert gaussian_delta(0.8, model.sigma_, model.sensitivity_) <= 1e-5 * (1 + 1e-6)
+    if calibration == "analytic":
+        assert gaussian_delta(0.8, model.sigma_, model.sensitivity_) == pytest.approx(1e-5, rel=1e-4)
+    assert np.allclose(model.estimate_squared_distances(), squared_distance_estimate(P, model.sigma_))
+
+
+def test_dppro_record_noise_is_much_larger_than_attribute_noise():
+    X = _binary(10, 100, 14)
+    a = DPPro(10, 1.0, 1e-5, neighbor="attribute", random_state=15).fit(X)
+    r = DPPro(10, 1.0, 1e-5, neighbor="record", random_state=15).fit(X)
+    assert np.array_equal(a.projection_, r.projection_)
+    assert r.sigma_ / a.sigma_ == pytest.approx(r.sensitivity_ / a.sensitivity_)
+    assert r.sigma_ > 10 * a.sigma_
+
+
+def test_dppro_per_column_bounds_and_lemma4():
+    X = np.column_stack([np.zeros(5), np.full(5, 3.0)])
+    model = DPPro(1, 1.0, 1e-5, low=[0.0, 0.0], high=[1.0, 4.0], random_state=16).fit(X)
+    assert model.sensitivity_ == pytest.approx(attribute_sensitivity(model.projection_, [1.0, 4.0]))
+    d, delta = 60, 1e-3
+    k = lemma4_min_components(d, delta)
+    m = DPPro(k, 1.0, delta, calibration="lemma4", random_state=17).fit(_binary(4, d, 18))
+    assert m.sigma_ == pytest.approx(lemma4_sigma(1.0, delta))
+
+
+@pytest.mark.parametrize("kwargs,X,match", [
+    (dict(n_components=3), np.full((2, 4), 2.0), "outside the declared bounds"),
+    (dict(n_components=5), np.zeros((2, 4)), "n_components"),
+    (dict(n_components=2, epsilon=0.0), np.zeros((2, 4)), "epsilon"),
+    (dict(n_components=2, delta=1.0), np.zeros((2, 4)), "delta"),
+    (dict(n_components=2, neighbor="row"), np.zeros((2, 4)), "neighbor"),
+    (dict(n_components=2, calibration="exact"), np.zeros((2, 4)), "calibration"),
+    (dict(n_components=2, calibration="classic", epsilon=1.5), np.zeros((2, 4)), "only valid for epsilon < 1"),
+    (dict(n_components=2, calibration="lemma4"), np.zeros((2, 4)), "n_components >="),
+    (dict(n_components=2, calibration="lemma4", neighbor="record"), np.zeros((2, 4)), "only neighbor='attribute'"),
+    (dict(n_components=2, low=1.0, high=0.0), np.zeros((2, 4)), "low < high"),
+    (dict(n_components=2, low=np.zeros(3)), np.zeros((2, 4)), "one entry per attribute"),
+    (dict(n_components=2), np.array([[0.0, np.inf, 0.0, 0.0]]), "NaN or infinite"),
+    (dict(n_components=2), np.zeros(4), "2-dimensional"),
+])
+def test_dppro_bad_input(kwargs, X, match):
+    params = dict(epsilon=1.0, delta=1e-5) | kwargs
+    with pytest.raises(ValueError, match=match):
+        DPPro(**params).fit(X)
+
+
+def test_dppro_not_fitted_and_calibration_names():
+    with pytest.raises(ValueError, match="not fitted"):
+        DPPro(2, 1.0, 1e-5).estimate_squared_distances()
+    assert set(CALIBRATIONS) == {"analytic", "classic", "theorem2", "lemma4"}
