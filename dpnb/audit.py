@@ -24,7 +24,7 @@ from typing import Callable
 import numpy as np
 
 from .stats import clopper_pearson
-from .validation import check_delta, check_positive, check_random_state
+from .validation import check_delta, check_integer, check_positive, check_random_state
 
 
 # --------------------------------------------------------------------------------------
@@ -250,11 +250,8 @@ def search_sensitivity(query: Callable, relation: NeighborRelation, n: int, d: i
     """
     if not isinstance(relation, NeighborRelation):
         raise ValueError("relation must be a NeighborRelation instance (e.g. ReplaceRowBox())")
-    for name, v in (("n", n), ("d", d), ("n_starts", n_starts)):
-        if int(v) != v or v < 1:
-            raise ValueError(f"{name} must be a positive integer, got {v!r}")
-    if int(n_steps) != n_steps or n_steps < 0:
-        raise ValueError(f"n_steps must be a non-negative integer, got {n_steps!r}")
+    n, d, n_starts = (check_integer(v, name) for v, name in ((n, "n"), (d, "d"), (n_starts, "n_starts")))
+    n_steps = check_integer(n_steps, "n_steps", minimum=0)
     if not (0 <= row_index < n):
         raise ValueError(f"row_index must be in [0, n={n}), got {row_index}")
     if claimed is not None:
@@ -363,8 +360,7 @@ def audit_epsilon(mechanism: Callable, X, X_prime, *, n_samples: int = 10_000, s
     alpha : float
         One minus the confidence level of the bound.
     """
-    if int(n_samples) != n_samples or n_samples < 20:
-        raise ValueError(f"n_samples must be an integer >= 20, got {n_samples!r}")
+    n_samples = check_integer(n_samples, "n_samples", minimum=20)
     if not (0 < alpha < 1):
         raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     if delta != 0:

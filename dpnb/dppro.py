@@ -31,8 +31,8 @@ import numpy as np
 from scipy import stats
 
 from .mechanisms import gaussian_sigma
-from .validation import (check_array, check_delta, check_epsilon, check_in_box, check_n_components,
-                         check_positive, check_random_state)
+from .validation import (check_array, check_delta, check_epsilon, check_in_box, check_integer,
+                         check_n_components, check_positive, check_random_state)
 
 NEIGHBORS = ("attribute", "record")
 CALIBRATIONS = ("analytic", "classic", "theorem2", "lemma4")
@@ -55,7 +55,7 @@ def gaussian_projection(n_features, n_components, *, random_state=None) -> np.nd
         Projected dimension ``k``, ``1 <= k <= d``.
     random_state : None, int, SeedSequence or Generator
     """
-    d = _check_count(n_features, "n_features")
+    d = check_integer(n_features, "n_features")
     k = check_n_components(n_components, d)
     rng = check_random_state(random_state)
     return rng.normal(0.0, 1.0 / np.sqrt(k), size=(d, k))
@@ -152,7 +152,7 @@ def worst_record_change(projection, width=1.0, *, n_starts=10, random_state=None
     """
     R = _check_projection(projection)
     w = _check_width(width, R.shape[0])
-    n_starts = _check_count(n_starts, "n_starts")
+    n_starts = check_integer(n_starts, "n_starts")
     rng = check_random_state(random_state)
     WR = w[:, None] * R
     starts = [np.linalg.svd(WR, full_matrices=False)[2][0]]
@@ -211,7 +211,7 @@ def lemma4_sigma(epsilon, delta, width=1.0) -> float:
 
 def lemma4_min_components(n_features, delta) -> int:
     """Smallest integer ``k > 2 (ln d + ln(2 / delta))`` (Lemma 4's condition on the projected dimension)."""
-    d = _check_count(n_features, "n_features")
+    d = check_integer(n_features, "n_features")
     delta = check_delta(delta)
     return int(np.floor(2 * (np.log(d) + np.log(2 / delta)))) + 1
 
@@ -222,8 +222,8 @@ def theta2_tail_bound(n_features, n_components, delta) -> float:
     Follows from the Laurent-Massart chi-square tail ``P[chi2_k >= k + 2 sqrt(k x) + 2 x] <= e^-x``
     and a union bound over the ``d`` rows of ``R``.
     """
-    d = _check_count(n_features, "n_features")
-    k = _check_count(n_components, "n_components")
+    d = check_integer(n_features, "n_features")
+    k = check_integer(n_components, "n_components")
     delta = check_delta(delta)
     return 1 + np.sqrt(2 * (np.log(d) + np.log(2 / delta)) / k)
 
@@ -234,8 +234,8 @@ def theta2_survival(t, n_features, n_components):
     The squared row norms are independent ``chi2_k / k`` variables, so
     ``P[theta_2 > t] = 1 - F_{chi2_k}(k t^2)^d``. ``t`` may be an array.
     """
-    d = _check_count(n_features, "n_features")
-    k = _check_count(n_components, "n_components")
+    d = check_integer(n_features, "n_features")
+    k = check_integer(n_components, "n_components")
     t = check_array(t, ndim=None, name="t")
     # 1 - F^d computed as -expm1(d log F) to keep tiny tails accurate
     out = -np.expm1(d * stats.chi2.logcdf(k * t ** 2, k))
@@ -246,8 +246,8 @@ def theta2_quantile(q, n_features, n_components) -> float:
     """Exact ``q``-quantile of ``theta_2(R)``: ``sqrt(F^{-1}_{chi2_k}(q^{1/d}) / k)`` (inverse of :func:`theta2_survival`)."""
     if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q < 1:
         raise ValueError(f"q must be a probability in (0, 1), got {q!r}")
-    d = _check_count(n_features, "n_features")
-    k = _check_count(n_components, "n_components")
+    d = check_integer(n_features, "n_features")
+    k = check_integer(n_components, "n_components")
     return float(np.sqrt(stats.chi2.ppf(q ** (1 / d), k) / k))
 
 
@@ -325,7 +325,7 @@ def optimal_n_components(rho2, sigma, max_components=None) -> int:
     """
     rho2 = check_positive(rho2, "rho2")
     sigma = check_positive(sigma, "sigma")
-    hi = np.inf if max_components is None else _check_count(max_components, "max_components")
+    hi = np.inf if max_components is None else check_integer(max_components, "max_components")
     k_star = rho2 / (2 * sigma ** 2)
     candidates = {int(np.clip(c, 1, hi)) for c in (np.floor(k_star), np.ceil(k_star))}
     return min(sorted(candidates), key=lambda c: squared_distance_variance(rho2, c, sigma))
@@ -446,12 +446,6 @@ class DPPro:
 # --------------------------------------------------------------------------------------
 # Private helpers
 # --------------------------------------------------------------------------------------
-def _check_count(value, name) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
-
-
 def _check_projection(projection) -> np.ndarray:
     R = check_array(projection, name="projection")
     if R.shape[1] < 1:

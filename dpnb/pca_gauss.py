@@ -34,8 +34,8 @@ import numpy as np
 
 from .linalg import project_psd, top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_gaussian_mechanism, symmetric_laplace_mechanism
-from .validation import (check_array, check_epsilon, check_in_box, check_n_components, check_positive,
-                         check_random_state, check_row_norms)
+from .validation import (check_array, check_epsilon, check_in_box, check_integer, check_n_components,
+                         check_positive, check_random_state, check_row_norms)
 
 MODES = ("unsupervised", "supervised", "gmm")
 
@@ -60,7 +60,7 @@ def second_moment_sensitivity(bounds, n_samples, *, triangle: bool = True) -> fl
     c = check_array(bounds, ndim=1, name="bounds")
     if np.any(c <= 0):
         raise ValueError("bounds must be > 0 in every coordinate")
-    n = _check_count(n_samples, "n_samples")
+    n = check_integer(n_samples, "n_samples")
     s1, s2 = c.sum(), (c ** 2).sum()
     return float((s1 ** 2 + s2) / (2 * n) if triangle else s1 ** 2 / n)
 
@@ -72,8 +72,8 @@ def eigenvalue_sensitivity(n_components, n_samples, bound=1.0) -> float:
     Lemma 1. Weyl bounds each eigenvalue change by ``a^2 / N``; Lidskii bounds their sum by the
     nuclear norm ``(|x|^2 + |x'|^2) / (N M) <= 2 a^2 / N``. Hence ``min(K, 2) a^2 / N``.
     """
-    k = _check_count(n_components, "n_components")
-    n = _check_count(n_samples, "n_samples")
+    k = check_integer(n_components, "n_components")
+    n = check_integer(n_samples, "n_samples")
     a = check_positive(bound, "bound")
     return float(min(k, 2) * a ** 2 / n)
 
@@ -87,7 +87,7 @@ def gmm_sensitivities(n_components, bound=1.0) -> dict:
     ``K (K + 1) a^2`` (a record that changes class removes one triangle and adds another).
     None of them depends on the private class sizes.
     """
-    k = _check_count(n_components, "n_components")
+    k = check_integer(n_components, "n_components")
     a = check_positive(bound, "bound")
     return {"counts": 2.0, "sums": 2.0 * k * a, "second_moments": float(k * (k + 1) * a ** 2)}
 
@@ -177,7 +177,7 @@ def gaussian_projection_basis(n_features, n_components, *, random_state=None) ->
     Data-independent, so it costs no privacy; :func:`feature_scale` rescales the projected
     features into the box.
     """
-    m = _check_count(n_features, "n_features")
+    m = check_integer(n_features, "n_features")
     k = check_n_components(n_components, m)
     return check_random_state(random_state).standard_normal((m, k))
 
@@ -236,7 +236,7 @@ class PCAGauss:
                  random_state=None):
         if mode not in MODES:
             raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.n_components = _check_count(n_components, "n_components")
+        self.n_components = check_integer(n_components, "n_components")
         self.epsilon = check_epsilon(epsilon)
         self.mode = mode
         self.bound = check_positive(bound, "bound")
@@ -246,7 +246,7 @@ class PCAGauss:
             raise ValueError(f"mode={mode!r} needs an independently derived basis (Proposition 4): pass "
                              "basis=lap_pca(...), analyze_gauss_pca(...), public_pca(...) or a projection")
         if mode == "gmm":
-            self.n_classes = _check_count(n_classes, "n_classes")
+            self.n_classes = check_integer(n_classes, "n_classes")
             if self.n_classes < 2:
                 raise ValueError("n_classes must be >= 2 for mode='gmm'")
         elif n_classes is not None:
@@ -348,7 +348,7 @@ class PCAGauss:
 
     def sample(self, n_samples):
         """Draw synthetic records: ``Z`` ("unsupervised"), ``(Z, y)`` ("supervised", "gmm")."""
-        n = _check_count(n_samples, "n_samples")
+        n = check_integer(n_samples, "n_samples")
         if not hasattr(self, "budget_"):
             raise ValueError("call fit(X, y) before sample(n_samples)")
         if self.mode == "gmm":
@@ -380,12 +380,6 @@ class PCAGauss:
         if empty.size:
             raise ValueError(f"class(es) {empty.tolist()} have no records; drop them or lower n_classes")
         return y
-
-
-def _check_count(value, name) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 1:
-        raise ValueError(f"{name} must be a positive integer, got {value!r}")
-    return int(value)
 
 
 def _check_fraction(value, name) -> float:

@@ -41,6 +41,13 @@ def check_positive(value, name: str) -> float:
     return value
 
 
+def check_integer(value, name: str, minimum: int = 1) -> int:
+    """Return ``value`` as an int after checking it is an integer >= ``minimum`` (counts, sizes)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+        raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    return int(value)
+
+
 def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1) -> np.ndarray:
     """Return ``X`` as a float64 array after checking its dimension and that it is finite.
 

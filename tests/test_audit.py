@@ -57,7 +57,7 @@ def test_search_bad_input():
     q = lambda X: X.sum()  # noqa: E731
     with pytest.raises(ValueError, match="NeighborRelation"):
         search_sensitivity(q, "box", 3, 2)
-    with pytest.raises(ValueError, match="n must"):
+    with pytest.raises(ValueError, match="n must be an integer"):
         search_sensitivity(q, ReplaceRowBox(), 0, 2)
     with pytest.raises(ValueError, match="norm"):
         search_sensitivity(q, ReplaceRowBox(), 3, 2, norm=3)

@@ -91,3 +91,13 @@ def test_check_random_state():
     for bad in (np.random.RandomState(0), "seed", 1.5, True):
         with pytest.raises(ValueError, match="random_state"):
             check_random_state(bad)
+
+
+def test_check_integer():
+    from dpnb.validation import check_integer
+
+    assert check_integer(np.int64(3), "k") == 3
+    assert check_integer(0, "steps", minimum=0) == 0
+    for bad in (0, -1, 2.0, True, "3", None):
+        with pytest.raises(ValueError, match="k must be an integer >= 1"):
+            check_integer(bad, "k")
