@@ -38,8 +38,8 @@ import numpy as np
 from .audit import NeighborRelation
 from .linalg import top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
-from .validation import (check_array, check_epsilon, check_in_box, check_n_components,
-                         check_random_state)
+from .validation import (check_array, check_epsilon, check_in_box, check_integer,
+                         check_n_components, check_random_state)
 
 FORMULAS = ("exact", "paper")
 
@@ -104,9 +104,8 @@ def decode_dummies(X, group_sizes=()) -> np.ndarray:
 # Sensitivities (replace-one neighbours)
 # --------------------------------------------------------------------------------------
 def _check_counts(n_numeric, n_categorical) -> tuple[int, int]:
-    for name, v in (("n_numeric", n_numeric), ("n_categorical", n_categorical)):
-        if isinstance(v, bool) or not isinstance(v, numbers.Integral) or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
+    n_numeric = check_integer(n_numeric, "n_numeric", minimum=0)
+    n_categorical = check_integer(n_categorical, "n_categorical", minimum=0)
     if n_numeric + n_categorical == 0:
         raise ValueError("need at least one attribute (n_numeric + n_categorical >= 1)")
     return int(n_numeric), int(n_categorical)
@@ -212,10 +211,7 @@ class OneHotRows(NeighborRelation):
     def __init__(self, n_numeric: int, group_sizes=(), n_classes: int | None = None):
         self.n_numeric, _ = _check_counts(n_numeric, len(tuple(group_sizes)))
         self.group_sizes = _check_group_sizes(group_sizes)
-        if n_classes is not None and (isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral)
-                                      or n_classes < 2):
-            raise ValueError(f"n_classes must be None or an integer >= 2, got {n_classes!r}")
-        self.n_classes = n_classes
+        self.n_classes = None if n_classes is None else check_integer(n_classes, "n_classes", minimum=2)
         self.width = self.n_numeric + sum(self.group_sizes) + (n_classes is not None)
         label = f", class label in 0..{n_classes - 1}" if n_classes else ""
         self.description = (f"replace one row: {self.n_numeric} numeric in [0,1], "
@@ -411,9 +407,7 @@ class DPLDAPublisher:
                 or not 0 < count_fraction < 1:
             raise ValueError(f"count_fraction must lie in (0, 1), got {count_fraction!r}")
         self.count_fraction = float(count_fraction)
-        if isinstance(n_classes, bool) or not isinstance(n_classes, numbers.Integral) or n_classes < 2:
-            raise ValueError(f"n_classes must be an integer >= 2, got {n_classes!r}")
-        self.n_classes = int(n_classes)
+        self.n_classes = check_integer(n_classes, "n_classes", minimum=2)
         self.group_sizes = _check_group_sizes(group_sizes)
         self.formula = _check_formula(formula)
         self.random_state = check_random_state(random_state)

@@ -41,8 +41,8 @@ import numpy as np
 
 from .linalg import project_psd
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
-from .validation import (check_array, check_epsilon, check_n_components, check_positive,
-                         check_random_state)
+from .validation import (check_array, check_epsilon, check_integer, check_n_components,
+                         check_positive, check_random_state)
 
 MODES = ("unsupervised", "supervised", "gmm")
 PROJECTIONS = ("haar", "paper")
@@ -68,9 +68,8 @@ def random_orthonormal_projection(m, p, random_state=None, method="haar") -> np.
     -------
     ndarray of shape (m, p)
     """
-    if isinstance(m, bool) or not isinstance(m, numbers.Integral) or m < 1:
-        raise ValueError(f"m must be a positive integer (the data dimension), got {m!r}")
-    p = check_n_components(p, int(m), name="p")
+    m = check_integer(m, "m (the data dimension)")
+    p = check_n_components(p, m, name="p")
     if method not in PROJECTIONS:
         raise ValueError(f"method must be one of {PROJECTIONS}, got {method!r}")
     rng = check_random_state(random_state)
@@ -332,8 +331,7 @@ class RONGauss:
             shuffled).
         """
         self._check_fitted()
-        if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or n_samples < 1:
-            raise ValueError(f"n_samples must be a positive integer, got {n_samples!r}")
+        n_samples = check_integer(n_samples, "n_samples")
         rng = self._rng
         p = self.components_.shape[1]
         if self.mode == "unsupervised":

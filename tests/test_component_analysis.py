@@ -98,9 +98,9 @@ def test_projection_sensitivity():
 
 
 @pytest.mark.parametrize("call, match", [
-    (lambda: moment_sensitivity(-1), "non-negative"),
+    (lambda: moment_sensitivity(-1), "n_numeric must be an integer >= 0"),
     (lambda: moment_sensitivity(0, 0), "at least one attribute"),
-    (lambda: lda_sensitivity(2.5), "non-negative integer"),
+    (lambda: lda_sensitivity(2.5), "n_numeric must be an integer >= 0"),
     (lambda: moment_sensitivity(3, formula="wrong"), "formula"),
 ])
 def test_sensitivity_bad_input(call, match):

@@ -27,8 +27,8 @@ def test_projection_is_orthonormal(method):
 
 
 @pytest.mark.parametrize("kwargs, match", [
-    (dict(m=5, p=6), "p must satisfy"), (dict(m=0, p=1), "m must be a positive integer"),
-    (dict(m=5, p=2, method="qr"), "method must be one of"), (dict(m=5.0, p=2), "m must be a positive integer"),
+    (dict(m=5, p=6), "p must satisfy"), (dict(m=0, p=1), r"m \(the data dimension\) must be an integer >= 1"),
+    (dict(m=5, p=2, method="qr"), "method must be one of"), (dict(m=5.0, p=2), r"m \(the data dimension\) must be an integer >= 1"),
 ])
 def test_projection_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
@@ -263,7 +263,7 @@ def test_bad_data_and_usage(data):
     with pytest.raises(ValueError, match="not fitted"):
         RONGauss(3, 1.0).sample(5)
     model = RONGauss(3, 1.0, random_state=0).fit(X)
-    with pytest.raises(ValueError, match="n_samples must be a positive integer"):
+    with pytest.raises(ValueError, match="n_samples must be an integer >= 1"):
         model.sample(0)
     with pytest.raises(ValueError, match="fitted on 12"):
         model.transform(X[:, :5])

@@ -1,0 +1,150 @@
+"""Tests for dpnb.bingham: exact references, the Gibbs sampler's statistics, diagnostics, bad input."""
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from dpnb.bingham import (_sample_theta, autocorrelation, bingham_gibbs, circle_angle_density,
+                          effective_sample_size, sphere_second_moments, uniform_stiefel, vector_bingham_exact)
+from dpnb.stats import mean_ci
+
+LEVEL = 0.999  # per-check confidence; every test makes only a few checks
+
+
+def _theta_exact_mean(kappa, a):
+    """E[theta] for density theta^{-1/2} (1-theta)^{kappa-1} e^{a theta}, via s = sqrt(theta) on a fine grid."""
+    s = np.linspace(0, 1, 400001)[1:-1]
+    logw = (kappa - 1) * np.log1p(-s * s) + a * s * s
+    w = np.exp(logw - logw.max())
+    return np.sum(w * s * s) / np.sum(w)
+
+
+@pytest.mark.parametrize("kappa,a", [(0.5, -40.0), (0.5, 3.0), (1.0, -3.0), (4.0, -0.5), (4.0, 3.0),
+                                     (4.0, 400.0), (50.0, 50.0), (50.0, -500.0), (50.0, 5000.0)])
+def test_theta_conditional_matches_quadrature(kappa, a):
+    # covers every envelope: Beta grid, truncated Gamma (a < 0), Gamma mixture (a >> kappa), reflection (kappa = 1/2)
+    theta, phi = _sample_theta(np.full(40000, a), kappa, np.random.default_rng(1))
+    assert np.all((theta >= 0) & (theta <= 1))
+    np.testing.assert_allclose(theta + phi, 1.0, atol=1e-12)
+    m, lo, hi = mean_ci(theta, LEVEL)
+    assert lo <= _theta_exact_mean(kappa, a) <= hi
+
+
+def test_sphere_second_moments_limits():
+    np.testing.assert_allclose(sphere_second_moments(np.zeros((3, 3))), np.eye(3) / 3, atol=1e-10)
+    np.testing.assert_allclose(sphere_second_moments(np.zeros((2, 2))), np.eye(2) / 2, atol=1e-10)
+    M = sphere_second_moments(np.diag([200.0, 0.0, 0.0]))
+    assert M[0, 0] > 0.99  # concentrated on +-e_1
+    np.testing.assert_allclose(np.trace(M), 1.0, atol=1e-10)
+
+
+def test_circle_density_integrates_to_one():
+    B = np.array([[2.0, 0.7], [0.7, -1.0]])
+    t = np.linspace(0, 2 * np.pi, 5000, endpoint=False)
+    assert np.mean(circle_angle_density(B, t)) * 2 * np.pi == pytest.approx(1.0, abs=1e-8)
+
+
+def test_gibbs_d2_angles_ks():
+    B = np.array([[3.0, 1.0], [1.0, 0.0]])
+    v = bingham_gibbs(B, 1, n_chains=4000, n_iter=5, random_state=2)[:, :, 0]
+    ang = np.mod(np.arctan2(v[:, 1], v[:, 0]), 2 * np.pi)
+    grid = np.linspace(0, 2 * np.pi, 4001)
+    dens = circle_angle_density(B, grid)
+    cdf = np.concatenate([[0], np.cumsum((dens[1:] + dens[:-1]) / 2 * np.diff(grid))])
+    assert stats.kstest(ang, lambda x: np.interp(x, grid, cdf / cdf[-1])).pvalue > 1 - LEVEL
+
+
+@pytest.mark.parametrize("k", [1, 2])
+def test_gibbs_d3_moments(k):
+    rng = np.random.default_rng(3)
+    Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
+    B = Q @ np.diag([2.5, 0.5, -1.5]) @ Q.T
+    V = bingham_gibbs(B, k, n_chains=6000, n_iter=10, random_state=rng)
+    # k = 2: the unit normal w of span(V) is vector Bingham(-B) and V V^T = I - w w^T
+    exact = np.diag(sphere_second_moments(B)) if k == 1 else 1 - np.diag(sphere_second_moments(-B))
+    P = np.einsum("mik,mik->mi", V, V)
+    for i in range(3):
+        _, lo, hi = mean_ci(P[:, i], LEVEL)
+        assert lo <= exact[i] <= hi
+
+
+def test_gibbs_k1_matches_exact_sampler():
+    B = np.diag([8.0, 5.0, 1.0, 0.0, -2.0])
+    g = np.abs(bingham_gibbs(B, 1, n_chains=5000, n_iter=10, random_state=4)[:, 0, 0])
+    e = np.abs(vector_bingham_exact(B, 5000, random_state=5)[:, 0])
+    assert stats.ks_2samp(g, e).pvalue > 1 - LEVEL
+
+
+def test_vector_bingham_exact_moments():
+    B = np.diag([3.0, 1.0, -2.0])
+    x = vector_bingham_exact(B, 20000, random_state=6)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0, atol=1e-12)
+    exact = np.diag(sphere_second_moments(B))
+    for i in range(3):
+        _, lo, hi = mean_ci(x[:, i] ** 2, LEVEL)
+        assert lo <= exact[i] <= hi
+
+
+def test_gibbs_output_orthonormal_and_trace():
+    B = np.diag(np.arange(6.0)) * 20
+    V, trace = bingham_gibbs(B, 3, n_chains=7, n_iter=25, return_trace=True, random_state=7)
+    assert V.shape == (7, 6, 3) and trace.shape == (25, 7)
+    np.testing.assert_allclose(np.einsum("mdi,mdj->mij", V, V), np.broadcast_to(np.eye(3), (7, 3, 3)), atol=1e-8)
+    np.testing.assert_allclose(trace[-1], np.einsum("mdk,de,mek->m", V, B, V), rtol=1e-10)
+    # concentrated target: the chains sit near the top-3 energy 5 + 4 + 3 = 12 (times 20) within a few scans
+    assert np.all(trace[-1] > 0.9 * 240)
+
+
+def test_uniform_stiefel_is_uniform():
+    V = uniform_stiefel(5, 2, 8000, random_state=8)
+    np.testing.assert_allclose(np.einsum("mdi,mdj->mij", V, V), np.broadcast_to(np.eye(2), (8000, 2, 2)), atol=1e-10)
+    P = np.einsum("mik,mik->mi", V, V)  # E[(V V^T)_ii] = k / d
+    _, lo, hi = mean_ci(P[:, 0], LEVEL)
+    assert lo <= 2 / 5 <= hi
+
+
+def test_seeded_runs_are_reproducible():
+    B = np.diag([4.0, 1.0, 0.0, 0.0])
+    a = bingham_gibbs(B, 2, n_chains=3, n_iter=5, random_state=11)
+    b = bingham_gibbs(B, 2, n_chains=3, n_iter=5, random_state=11)
+    np.testing.assert_array_equal(a, b)
+
+
+def test_autocorrelation_and_ess_on_ar1():
+    rng = np.random.default_rng(9)
+    phi, n, m = 0.5, 4000, 50
+    x = np.zeros((n, m))
+    eps = rng.standard_normal((n, m))
+    for t in range(1, n):
+        x[t] = phi * x[t - 1] + eps[t]
+    acf = autocorrelation(x, 3)
+    se = np.sqrt((1 - phi**2) / (n * m))  # Bartlett's standard error of the lag-1 estimate, pooled
+    assert abs(acf[1] - phi) < 4 * se and acf[0] == 1.0
+    per_chain = np.array([effective_sample_size(x[:, j]) / n for j in range(m)])
+    _, lo, hi = mean_ci(per_chain, LEVEL)
+    truth = (1 - phi) / (1 + phi)
+    assert lo - 0.02 <= truth <= hi + 0.02  # 0.02: O(1/sqrt(n)) truncation bias of the initial positive sequence
+    iid = effective_sample_size(rng.standard_normal((2000, 4)))
+    assert 0.8 * 8000 < iid < 1.25 * 8000
+
+
+@pytest.mark.parametrize("call,match", [
+    (lambda: bingham_gibbs(np.array([[1.0, 2.0], [0.0, 1.0]])), "symmetric"),
+    (lambda: bingham_gibbs(np.eye(3), 3), "n_components|k must satisfy"),
+    (lambda: bingham_gibbs(np.eye(1)), "d >= 2"),
+    (lambda: bingham_gibbs(np.eye(3), 1, n_chains=0), "n_chains"),
+    (lambda: bingham_gibbs(np.eye(3), 1, n_iter=-1), "n_iter"),
+    (lambda: bingham_gibbs(np.full((3, 3), np.nan)), "NaN"),
+    (lambda: bingham_gibbs(np.eye(3), 1, n_chains=2, initial=np.ones((2, 3, 1))), "orthonormal"),
+    (lambda: bingham_gibbs(np.eye(3), 1, n_chains=2, initial=np.ones((1, 3, 1))), "shape"),
+    (lambda: sphere_second_moments(np.eye(4)), "d = 2 or 3"),
+    (lambda: circle_angle_density(np.eye(3), [0.0]), "2 x 2"),
+    (lambda: autocorrelation(np.zeros((5, 2)), 5), "max_lag"),
+    (lambda: vector_bingham_exact(np.eye(1)), "d >= 2"),
+    (lambda: vector_bingham_exact(np.eye(2), 0), "size"),
+    (lambda: uniform_stiefel(3, 4), "n_components|k must satisfy"),
+    (lambda: bingham_gibbs(np.eye(3), random_state="x"), "random_state"),
+])
+def test_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
