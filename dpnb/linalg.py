@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_n_components, check_square
+from .validation import check_array, check_n_components, check_square
 
 
 def symmetrize_upper(A) -> np.ndarray:
@@ -12,10 +12,12 @@ def symmetrize_upper(A) -> np.ndarray:
 
     This is how noise on a symmetric statistic is made symmetric: draw it on the upper
     triangle and mirror it, so that each independent noise coordinate appears once.
+    ``A`` may be a stack of square matrices, shape ``(..., d, d)``.
     """
-    A = check_square(A)
-    upper = np.triu(A)
-    return upper + np.triu(A, 1).T
+    A = check_array(A, ndim=None, name="A")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"A must be a square matrix or a stack of them, got shape {A.shape}")
+    return np.triu(A) + np.swapaxes(np.triu(A, 1), -1, -2)
 
 
 def project_psd(A, min_eigenvalue: float = 0.0) -> np.ndarray:

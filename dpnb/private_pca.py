@@ -24,6 +24,7 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from .bingham import bingham_gibbs
+from .linalg import symmetrize_upper
 from .mechanisms import gaussian_sigma
 from .validation import (check_array, check_delta, check_epsilon, check_n_components, check_positive,
                          check_random_state, check_row_norms)
@@ -123,8 +124,7 @@ def mod_sulq(X, k: int, epsilon, delta, *, calibration: str = "paper", data_norm
     A, n, d, k, epsilon, n_draws = _check_common(X, k, epsilon, data_norm, n_draws)
     sigma = mod_sulq_sigma(d, n, epsilon, delta, calibration)
     rng = check_random_state(random_state)
-    noise = rng.normal(0.0, sigma, size=(n_draws, d, d))
-    noise = np.triu(noise) + np.swapaxes(np.triu(noise, 1), 1, 2)  # symmetric: mirror the upper triangle
+    noise = symmetrize_upper(rng.normal(0.0, sigma, size=(n_draws, d, d)))
     return _top_k(A + noise, k)
 
 

@@ -42,3 +42,12 @@ def test_top_eigenvectors():
     assert np.all(V.max(axis=0) > 0)  # sign convention
     with pytest.raises(ValueError, match="n_components"):
         top_eigenvectors(A, 4)
+
+
+def test_symmetrize_upper_on_a_stack_and_bad_shape():
+    A = np.arange(18.0).reshape(2, 3, 3)
+    S = symmetrize_upper(A)
+    assert np.array_equal(S, np.swapaxes(S, 1, 2))
+    assert all(np.array_equal(S[i], symmetrize_upper(A[i])) for i in range(2))
+    with pytest.raises(ValueError, match="square"):
+        symmetrize_upper(np.zeros((2, 3)))
