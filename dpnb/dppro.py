@@ -88,21 +88,42 @@ def project_and_perturb(X, projection, sigma, *, random_state=None) -> np.ndarra
 # --------------------------------------------------------------------------------------
 # Sensitivities of X -> X R
 # --------------------------------------------------------------------------------------
-def attribute_sensitivity(projection, width=1.0) -> float:
+def attribute_sensitivity(projection, width=1.0, groups=()) -> float:
     """L2 sensitivity of ``X -> X R`` when one attribute of one record changes (Definition 3, Theorem 2).
 
-    Equals ``max_j w_j ||R_j||_2`` where ``R_j`` is row ``j`` of ``R`` and ``w_j`` the range of
-    attribute ``j``; for binary data (``w = 1``) this is the paper's ``theta_2(R)``.
+    For attributes stored in one column this is ``max_j w_j ||R_j||_2``, where ``R_j`` is row
+    ``j`` of ``R`` and ``w_j`` the range of attribute ``j``; for binary data (``w = 1``) it is
+    the paper's ``theta_2(R)``. A categorical attribute one-hot encoded in the columns ``G``
+    changes from level ``a`` to level ``b`` by moving the row by ``e_b - e_a``, so it contributes
+    ``max_{a != b in G} ||R_a - R_b||_2`` (and ``||R_a||_2``, for an all-zero missing level);
+    this can be up to twice the single-column value, which is why one-hot data must declare
+    its groups.
 
     Parameters
     ----------
     projection : array_like, shape (d, k)
     width : float or array_like of shape (d,)
-        ``high - low`` of each attribute, > 0.
+        ``high - low`` of each attribute, > 0 (columns inside ``groups`` must have width 1).
+    groups : sequence of sequences of int
+        Disjoint column index sets, each the one-hot block of one categorical attribute.
     """
     R = _check_projection(projection)
     w = _check_width(width, R.shape[0])
-    return float(np.max(w * np.linalg.norm(R, axis=1)))
+    groups = _check_groups(groups, R.shape[0])
+    norms = w * np.linalg.norm(R, axis=1)
+    grouped = np.zeros(R.shape[0], dtype=bool)
+    best = 0.0
+    for g in groups:
+        if np.any(w[g] != 1):
+            raise ValueError("one-hot columns in groups must have range [0, 1] (width 1)")
+        grouped[g] = True
+        Rg = R[g]
+        sq = np.sum(Rg ** 2, axis=1)
+        pair = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * Rg @ Rg.T, 0.0))
+        best = max(best, float(pair.max()), float(np.sqrt(sq.max())))
+    if not grouped.all():
+        best = max(best, float(np.max(norms[~grouped])))
+    return best
 
 
 def record_sensitivity(projection, width=1.0) -> float:
@@ -366,6 +387,10 @@ class DPPro:
         and ``k >= lemma4_min_components(d, delta)``; its guarantee holds over the draw of ``R``).
     low, high : float or array_like of shape (d,)
         Public bounds of every attribute. Rows outside them are rejected with ValueError.
+    attribute_groups : sequence of sequences of int
+        One-hot column blocks, one per categorical attribute, for ``neighbor="attribute"``:
+        changing such an attribute moves two columns at once (see :func:`attribute_sensitivity`).
+        Rows that are not one-hot inside a declared block are rejected.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -384,7 +409,7 @@ class DPPro:
     """
 
     def __init__(self, n_components, epsilon, delta, *, neighbor="attribute", calibration="analytic",
-                 low=0.0, high=1.0, random_state=None):
+                 low=0.0, high=1.0, attribute_groups=(), random_state=None):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -392,6 +417,7 @@ class DPPro:
         self.calibration = calibration
         self.low = low
         self.high = high
+        self.attribute_groups = attribute_groups
         self.random_state = random_state
 
     def fit(self, X, y=None):
@@ -408,9 +434,15 @@ class DPPro:
         X = check_in_box(X, low, high)
         k = check_n_components(self.n_components, d)
         width = high - low
+        groups = _check_groups(self.attribute_groups, d)
+        for g in groups:
+            block = X[:, g]
+            if np.any((block != 0) & (block != 1)) or np.any(block.sum(axis=1) > 1):
+                raise ValueError(f"columns {g.tolist()} are declared one-hot but some rows are not 0/1 "
+                                 "with at most one 1; fix the encoding or the attribute_groups")
         if self.calibration == "lemma4":
-            if self.neighbor != "attribute" or np.ptp(width) > 0:
-                raise ValueError("calibration='lemma4' covers only neighbor='attribute' with one common "
+            if self.neighbor != "attribute" or np.ptp(width) > 0 or groups:
+                raise ValueError("calibration='lemma4' covers only neighbor='attribute' on single columns with one common "
                                  "attribute range; use 'analytic' or 'theorem2'")
             k_min = lemma4_min_components(d, delta)
             if k < k_min:
@@ -418,7 +450,10 @@ class DPPro:
                                  f"delta={delta}; increase n_components or use 'analytic'")
         rng = check_random_state(self.random_state)
         R = gaussian_projection(d, k, random_state=rng)
-        sensitivity = (attribute_sensitivity if self.neighbor == "attribute" else record_sensitivity)(R, width)
+        if self.neighbor == "attribute":
+            sensitivity = attribute_sensitivity(R, width, groups)
+        else:
+            sensitivity = record_sensitivity(R, width)
         if self.calibration == "theorem2":
             sigma = theorem2_sigma(sensitivity, epsilon, delta)
         elif self.calibration == "lemma4":
@@ -466,6 +501,22 @@ def _check_width(width, d) -> np.ndarray:
     if np.any(w <= 0):
         raise ValueError("width (high - low) must be > 0 for every attribute")
     return w
+
+
+def _check_groups(groups, d) -> list[np.ndarray]:
+    """Disjoint one-hot column blocks, each of at least two valid column indices."""
+    out, seen = [], set()
+    for g in groups:
+        idx = np.asarray(g)
+        if idx.ndim != 1 or idx.size < 2 or not np.issubdtype(idx.dtype, np.integer):
+            raise ValueError("each entry of groups must be a sequence of >= 2 integer column indices")
+        if idx.min() < 0 or idx.max() >= d:
+            raise ValueError(f"group column indices must lie in [0, {d}), got {idx.tolist()}")
+        if seen & set(idx.tolist()) or len(set(idx.tolist())) != idx.size:
+            raise ValueError("groups must be disjoint and list each column once")
+        seen |= set(idx.tolist())
+        out.append(idx)
+    return out
 
 
 def _check_bounds(low, high, d):

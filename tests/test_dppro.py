@@ -242,3 +242,34 @@ def test_dppro_not_fitted_and_calibration_names():
     with pytest.raises(ValueError, match="not fitted"):
         DPPro(2, 1.0, 1e-5).estimate_squared_distances()
     assert set(CALIBRATIONS) == {"analytic", "classic", "theorem2", "lemma4"}
+
+
+def test_attribute_sensitivity_with_one_hot_groups_matches_brute_force():
+    rng = np.random.default_rng(11)
+    R = gaussian_projection(7, 3, random_state=rng)
+    width = np.array([2.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0])
+    groups = [[1, 2, 3], [4, 5]]  # column 0 numeric, column 6 binary, two categorical attributes
+    changes = [width[0] * np.eye(7)[0], np.eye(7)[6]]
+    for g in groups:  # every level-to-level move, and to/from an all-zero level
+        for a in g:
+            changes.append(np.eye(7)[a])
+            changes += [np.eye(7)[b] - np.eye(7)[a] for b in g if b != a]
+    brute = max(np.linalg.norm(v @ R) for v in changes)
+    assert attribute_sensitivity(R, width, groups) == pytest.approx(brute)
+    # two levels whose rows point in opposite directions: one attribute change moves the release twice as far
+    u = np.array([[0.6, 0.8], [-0.6, -0.8], [0.1, 0.0]])
+    assert attribute_sensitivity(u, 1.0) == pytest.approx(1.0)
+    assert attribute_sensitivity(u, 1.0, [[0, 1]]) == pytest.approx(2.0)
+
+
+def test_dppro_attribute_groups_validation():
+    X = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.2]])
+    model = DPPro(2, 1.0, 1e-5, attribute_groups=[[0, 1]], random_state=0).fit(X)
+    assert model.sensitivity_ == pytest.approx(attribute_sensitivity(model.projection_, 1.0, [[0, 1]]))
+    bad = [([[0, 2]], "declared one-hot"), ([[0]], ">= 2 integer"), ([[0, 1], [1, 2]], "disjoint"),
+           ([[0, 5]], "lie in"), ([[0.0, 1.0]], "integer column")]
+    for groups, match in bad:
+        with pytest.raises(ValueError, match=match):
+            DPPro(2, 1.0, 1e-5, attribute_groups=groups, random_state=0).fit(X)
+    with pytest.raises(ValueError, match="width 1"):
+        attribute_sensitivity(np.ones((3, 2)), [2.0, 1.0, 1.0], [[0, 1]])
