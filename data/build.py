@@ -33,7 +33,6 @@ Archive layout (all arrays, no pickles):
 
 from __future__ import annotations
 
-import hashlib
 import importlib.metadata
 import importlib.util
 import json
@@ -44,6 +43,8 @@ import zipfile
 from pathlib import Path
 
 import numpy as np
+
+from dpnb.datasets import file_sha256
 
 DATA_DIR = Path(__file__).resolve().parent
 INSTALL_HINT = (
@@ -315,14 +316,6 @@ def write_npz(path: Path, arrays: dict[str, np.ndarray]) -> None:
                 np.lib.format.write_array(handle, np.asfortranarray(arrays[key]), allow_pickle=False)
 
 
-def sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with open(path, "rb") as handle:
-        for block in iter(lambda: handle.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
-
-
 def main(names: list[str]) -> None:
     unknown = sorted(set(names) - set(BUILDERS))
     if unknown:
@@ -336,7 +329,7 @@ def main(names: list[str]) -> None:
         with np.load(path, allow_pickle=False) as check:  # round-trip without pickles
             assert sorted(check.files) == sorted(arrays)
         manifest[path.name] = {
-            "sha256": sha256(path),
+            "sha256": file_sha256(path),
             "bytes": path.stat().st_size,
             "stored_shape": list(arrays["data"].shape),
             "original_shape": arrays["original_shape"].tolist(),

@@ -86,7 +86,8 @@ class Dataset:
 # ----------------------------------------------------------------------------- stored files
 
 
-def _sha256(path: Path) -> str:
+def file_sha256(path: Path) -> str:
+    """Hex SHA-256 of a file, read in 1 MiB blocks (used by the loaders and by ``data/build.py``)."""
     digest = hashlib.sha256()
     with open(path, "rb") as handle:
         for block in iter(lambda: handle.read(1 << 20), b""):
@@ -109,7 +110,7 @@ def _verified_path(filename: str) -> Path:
     entry = json.loads(manifest_path.read_text()).get(filename)
     if entry is None:
         raise ValueError(f"{manifest_path} has no checksum for {filename}; {_REBUILD_HINT}")
-    actual = _sha256(path)
+    actual = file_sha256(path)
     if actual != entry["sha256"]:
         raise ValueError(
             f"dataset file {path} is corrupt (SHA-256 {actual}, manifest expects {entry['sha256']}); "

@@ -234,8 +234,8 @@ def test_missing_manifest_or_entry(shelf_copy):
 
 def test_checksum_verified_once_per_file(shelf_copy, monkeypatch):
     calls = []
-    real = datasets._sha256
-    monkeypatch.setattr(datasets, "_sha256", lambda path: calls.append(path) or real(path))
+    real = datasets.file_sha256
+    monkeypatch.setattr(datasets, "file_sha256", lambda path: calls.append(path) or real(path))
     datasets.load_dna()
     datasets.load_dna(n_samples=10, random_state=0)
     assert len(calls) == 1
