@@ -132,6 +132,46 @@ class ChangeOneAttribute(ReplaceRowBox):
         return X2
 
 
+class LabelledBall(NeighborRelation):
+    """Rows ``(x, y)``: ``x`` in the L2 ball of radius ``radius`` (all but the last column) and a
+    real label ``|y| <= label_bound`` in the last column; replace one whole row (RON-Gauss's
+    supervised setting, Sec. 4.3)."""
+
+    def __init__(self, label_bound=1.0, radius=1.0):
+        self.label_bound = check_positive(label_bound, "label_bound")
+        self.ball = ReplaceRowL2Ball(radius)
+        self.description = f"replace one (x, y) with ||x|| <= {radius}, |y| <= {label_bound}"
+
+    def random_row(self, d, rng):
+        return np.append(self.ball.random_row(d - 1, rng), rng.uniform(-self.label_bound, self.label_bound))
+
+    def project_row(self, row):
+        return np.append(self.ball.project_row(row[:-1]), np.clip(row[-1], -self.label_bound, self.label_bound))
+
+
+class LabelledBox(NeighborRelation):
+    """Rows ``(z, c)``: features in the box ``[low, high]`` (all but the last column) and a class
+    label ``c`` in ``{0, ..., n_classes - 1}`` (last column); the replacement may change the class."""
+
+    def __init__(self, low=-1.0, high=1.0, n_classes: int = 2):
+        self.box = ReplaceRowBox(low, high)
+        self.n_classes = check_integer(n_classes, "n_classes", minimum=2)
+        self.description = f"replace one labelled row in [{low}, {high}]^d (its class may change)"
+
+    def random_row(self, d, rng):
+        return np.append(self.box.random_row(d - 1, rng), rng.integers(0, self.n_classes))
+
+    def project_row(self, row):
+        label = float(np.clip(np.round(row[-1]), 0, self.n_classes - 1))
+        return np.append(self.box.project_row(row[:-1]), label)
+
+    def perturb_row(self, row, rng, step):
+        new = np.append(self.box.perturb_row(row[:-1], rng, step), row[-1])
+        if rng.random() < 0.3:
+            new[-1] = rng.integers(0, self.n_classes)
+        return self.project_row(new)
+
+
 class FlipOneBit(NeighborRelation):
     """Binary data in {0, 1}^d; neighbours differ in one attribute of one record."""
 

@@ -75,6 +75,13 @@ class ClaimTable:
         """Number of claims per verdict."""
         return {v: sum(c.verdict == v for c in self._claims.values()) for v in VERDICTS}
 
+    def show(self, *ids: str) -> None:
+        """Print the verdict of each claim in ``ids`` (all claims if none), one line each."""
+        for claim_id in ids or tuple(self._claims):
+            if claim_id not in self._claims:
+                raise KeyError(f"no claim {claim_id!r} in {self.notebook!r}; add it first")
+            print(f"claim {claim_id}: {self._claims[claim_id].verdict}")
+
     def to_markdown(self) -> str:
         """A Markdown table: id | source | statement | expected | measured | verdict."""
         from .report import markdown_table

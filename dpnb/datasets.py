@@ -19,6 +19,7 @@ import hashlib
 import json
 import math
 import numbers
+import warnings
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -59,6 +60,14 @@ class Dataset:
         Provenance and shape, in one paragraph.
     categorical : list of str
         Names of the categorical columns of the raw data (empty if none).
+    domain : tuple of two numpy.ndarray, or None
+        The public domain ``(low, high)`` of every column of ``X``, declared once per dataset in
+        ``data/domains.json`` (from the dataset's documentation where it states ranges, else a
+        convention of this shelf fixed before any analysis; the file says which), never read from
+        the loaded rows. One-hot columns have domain ``[0, 1]``, integer codes ``[0, levels - 1]``.
+        None where no domain is declared: such data can only be scaled with bounds you declare.
+    target_domain : tuple of two numpy.ndarray, or None
+        The public range of each regression target (shape ``(n_targets,)``), or None.
     """
 
     name: str
@@ -68,6 +77,8 @@ class Dataset:
     target_name: str | None
     description: str
     categorical: list[str]
+    domain: tuple[np.ndarray, np.ndarray] | None = None
+    target_domain: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.X.ndim != 2 or self.X.dtype != np.float64:
@@ -81,6 +92,16 @@ class Dataset:
             )
         if self.y is not None and len(self.y) != len(self.X):
             raise ValueError(f"Dataset.y has {len(self.y)} rows but X has {len(self.X)}")
+        if self.domain is not None:
+            low, high = self.domain
+            if low.shape != (self.X.shape[1],) or high.shape != (self.X.shape[1],) or np.any(low > high):
+                raise ValueError("Dataset.domain must be two arrays (low, high), one entry per column, low <= high")
+            if np.any(self.X < low) or np.any(self.X > high):
+                raise ValueError(f"{self.name}: stored values lie outside the declared domain; fix data/domains.json")
+
+
+class PrivacyLeakWarning(UserWarning):
+    """Data-dependent preprocessing (bounds read from the private data) that a DP analysis must not use."""
 
 
 # ----------------------------------------------------------------------------- stored files
@@ -192,6 +213,21 @@ def _load_stored(
         target = target.astype(np.int64)
     elif not all_targets:
         target, target_names = target[:, 0], target_names[:1]
+    declared = _domains().get(name, {})
+    numeric = declared.get("features", {})
+    domain = None
+    if not include_weight and all(c in numeric for j, c in enumerate(columns) if j not in levels):
+        bounds = []
+        for j, column in enumerate(columns):
+            if j in expand:
+                bounds += [(0.0, 1.0)] * expand[j]
+            else:
+                bounds.append((0.0, len(levels[j]) - 1.0) if j in levels else tuple(numeric[column]))
+        domain = tuple(np.array(b, dtype=float) for b in zip(*bounds))
+    targets = declared.get("targets", {})
+    target_domain = None
+    if targets and all(t in targets for t in target_names):
+        target_domain = tuple(np.array(b, dtype=float) for b in zip(*(targets[t] for t in target_names)))
     return Dataset(
         name=name,
         X=X,
@@ -200,7 +236,15 @@ def _load_stored(
         target_name=", ".join(target_names),
         description=_describe(_DESCRIPTIONS[name], X),
         categorical=[columns[j] for j in levels],
+        domain=domain,
+        target_domain=target_domain,
     )
+
+
+def _domains() -> dict:
+    """The declared public domains, ``data/domains.json`` (read at call time, like the data)."""
+    path = DATA_DIR / "domains.json"
+    return json.loads(path.read_text()) if path.is_file() else {}
 
 
 _DESCRIPTIONS = {
@@ -419,6 +463,7 @@ def _load_sklearn(name: str, n_samples, random_state, **options) -> Dataset:
         target_name="disease_progression" if name == "diabetes" else "target",
         description=_describe(_DESCRIPTIONS[name], X),
         categorical=[],
+        domain=(np.zeros(X.shape[1]), np.full(X.shape[1], 16.0)) if name == "digits" else None,
     )
 
 
@@ -535,9 +580,10 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
         The target box; ``low < high``.
     data_min, data_max : float or array_like of shape (n_features,), optional
         The declared public domain of each feature. Values of ``X`` outside it are clipped to it
-        first, so the output always lies in the box. If omitted, the column minimum / maximum of
-        ``X`` is used, which **treats the data's own range as public** -- that reads the private
-        data, so a differential-privacy analysis must declare the domain instead.
+        first, so the output always lies in the box (use a dataset's declared ``domain``). If
+        omitted, the column minimum / maximum of ``X`` is used, which **treats the data's own range
+        as public** -- that reads the private data, so a :class:`PrivacyLeakWarning` is issued; a
+        differential-privacy analysis must declare the domain instead.
 
     Returns
     -------
@@ -550,6 +596,10 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
     high = float(check_array(high, ndim=0, name="high"))
     if not low < high:
         raise ValueError(f"the box needs low < high, got low={low}, high={high}")
+    if data_min is None or data_max is None:
+        warnings.warn("scale_to_box without data_min/data_max reads the feature ranges from the data, "
+                      "which is not differentially private; pass the dataset's declared domain",
+                      PrivacyLeakWarning, stacklevel=2)
     lo = X.min(axis=0) if data_min is None else _per_feature(data_min, "data_min", X.shape[1])
     hi = X.max(axis=0) if data_max is None else _per_feature(data_max, "data_max", X.shape[1])
     bad = np.flatnonzero(lo > hi)

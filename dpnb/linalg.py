@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .validation import check_array, check_n_components, check_square
+from .validation import check_array, check_integer, check_n_components, check_random_state, check_square
 
 
 def symmetrize_upper(A) -> np.ndarray:
@@ -18,6 +18,59 @@ def symmetrize_upper(A) -> np.ndarray:
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"A must be a square matrix or a stack of them, got shape {A.shape}")
     return np.triu(A) + np.swapaxes(np.triu(A, 1), -1, -2)
+
+
+def triangle(A, part: str = "upper") -> np.ndarray:
+    """The entries of a square matrix (or stack, shape ``(..., d, d)``) that noise is drawn on.
+
+    Parameters
+    ----------
+    A : array_like of shape (..., d, d)
+    part : {"upper", "full"}
+        ``"upper"``: the ``d (d + 1) / 2`` entries on and above the diagonal, row by row (what a
+        symmetric mechanism perturbs; sensitivities with ``part="upper"`` are norms of this vector).
+        ``"full"``: all ``d^2`` entries.
+
+    Returns
+    -------
+    ndarray of shape (..., d (d + 1) / 2) or (..., d^2)
+    """
+    A = check_array(A, ndim=None, name="A")
+    if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
+        raise ValueError(f"A must be a square matrix or a stack of them, got shape {A.shape}")
+    if part == "full":
+        return A.reshape(*A.shape[:-2], -1)
+    if part == "upper":
+        return A[..., *np.triu_indices(A.shape[-1])]
+    raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+
+
+def haar_stiefel(n_features: int, n_components: int, size: int | None = None, *, random_state=None) -> np.ndarray:
+    """Draw orthonormal frames uniformly (Haar) from the Stiefel manifold ``V_{d,k}``.
+
+    QR of a ``d x k`` standard Gaussian matrix with the signs of ``R``'s diagonal moved into
+    ``Q`` (Mezzadri 2007); without the sign fix the law of ``Q`` is not Haar.
+
+    Parameters
+    ----------
+    n_features, n_components : int
+        ``d`` and ``k``, ``1 <= k <= d``.
+    size : int or None
+        Number of independent frames; None returns one.
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray of shape (d, k), or (size, d, k)
+    """
+    d = check_integer(n_features, "n_features")
+    k = check_n_components(n_components, d)
+    rng = check_random_state(random_state)
+    batch = () if size is None else (check_integer(size, "size"),)
+    Q, R = np.linalg.qr(rng.standard_normal((*batch, d, k)))
+    signs = np.sign(np.diagonal(R, axis1=-2, axis2=-1)).copy()
+    signs[signs == 0] = 1.0
+    return Q * signs[..., None, :]
 
 
 def project_psd(A, min_eigenvalue: float = 0.0) -> np.ndarray:

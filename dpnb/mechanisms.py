@@ -7,6 +7,7 @@ Conventions
 * Symmetric variants draw independent noise on the upper triangle (diagonal included) and
   mirror it. Their ``sensitivity`` is therefore the sensitivity of the *upper triangle* viewed
   as a vector of ``d (d + 1) / 2`` numbers, which is what the privacy proof needs.
+* ``epsilon = inf`` is the non-private limit: every mechanism adds no noise (scale 0).
 * Gaussian calibration: ``"classic"`` is Dwork & Roth (2014, Thm A.1),
   ``sigma = sensitivity * sqrt(2 ln(1.25 / delta)) / epsilon``, valid only for ``epsilon < 1``
   and refused otherwise; ``"analytic"`` is Balle & Wang (2018, Thm 8): the smallest sigma with
@@ -105,6 +106,8 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta) -> float:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
+    if np.isinf(epsilon):
+        return 0.0
     if epsilon >= 1:
         raise ValueError(
             f"the classic Gaussian calibration is only valid for epsilon < 1, got {epsilon}; "
@@ -122,6 +125,8 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
+    if np.isinf(epsilon):
+        return 0.0
     lo, hi = 1e-3, 1.0
     while gaussian_delta(epsilon, hi * sensitivity, sensitivity) > delta:
         hi *= 2.0

@@ -2,17 +2,31 @@
 
 The ``.md`` (MyST) file is the one people edit; the ``.ipynb`` carries outputs for nbval.
 :func:`execute_pair` rebuilds the ``.ipynb`` from the source and runs it in the notebook's
-folder, dropping volatile metadata (execution timestamps) so that re-running a notebook
-changes the committed file only where its outputs change. :func:`pair_mismatches` is the
-sync check the tests run.
+folder exactly as nbval will (same working directory, no injected parameters), dropping
+volatile metadata and keeping cell ids stable, so that re-running a notebook changes the
+committed file only where its outputs change. :func:`pair_mismatches` is the sync check the
+tests run. Kernels started here and by :mod:`dpnb.run` send their own log to nowhere
+(:class:`QuietKernelManager`): cell errors still surface as errors.
 """
 
 from __future__ import annotations
 
 import argparse
+import hashlib
+import subprocess
 from pathlib import Path
 
+from jupyter_client.manager import AsyncKernelManager
+
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled")
+
+
+class QuietKernelManager(AsyncKernelManager):
+    """A kernel manager whose kernel's own stderr (ipykernel's start-up and shutdown log) is discarded."""
+
+    async def _async_launch_kernel(self, kernel_cmd, **kw):
+        kw["stderr"] = subprocess.DEVNULL
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
 
 
 def _strip_volatile(nb) -> None:
@@ -20,6 +34,32 @@ def _strip_volatile(nb) -> None:
         for key in VOLATILE_CELL_METADATA:
             cell.metadata.pop(key, None)
     nb.metadata.pop("papermill", None)
+
+
+def _stable_ids(nb, previous) -> None:
+    """Give cells the id they had in ``previous`` when their source is unchanged, else one derived from it."""
+    reuse: dict[str, list[str]] = {}
+    for cell in previous.cells if previous is not None else []:
+        if "id" in cell:
+            reuse.setdefault(cell.source, []).append(cell.id)
+    taken = set()
+    for index, cell in enumerate(nb.cells):
+        candidates = [i for i in reuse.get(cell.source, []) if i not in taken]
+        if candidates:
+            cell.id = candidates[0]
+        else:
+            digest = hashlib.sha256(f"{cell.cell_type}\x1f{cell.source}".encode()).hexdigest()
+            cell.id = next(digest[s:s + 8] for s in range(0, 56) if digest[s:s + 8] not in taken)
+        taken.add(cell.id)
+
+
+def execute_notebook(nb, cwd, timeout: int = 900):
+    """Execute notebook ``nb`` in folder ``cwd`` (in place, quiet kernel); returns it."""
+    from nbclient import NotebookClient
+
+    NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=QuietKernelManager,
+                   resources={"metadata": {"path": str(Path(cwd).resolve())}}).execute()
+    return nb
 
 
 def execute_pair(source, timeout: int = 900) -> Path:
@@ -32,18 +72,19 @@ def execute_pair(source, timeout: int = 900) -> Path:
         Seconds allowed per cell.
     """
     import jupytext
-    from nbclient import NotebookClient
+    import nbformat
 
     source = Path(source)
     if source.suffix != ".md":
         source = Path("notebooks") / f"{source.name}.md"
     if not source.is_file():
         raise FileNotFoundError(f"no notebook source at {source}")
-    nb = jupytext.read(source)
-    NotebookClient(nb, timeout=timeout, kernel_name="python3",
-                   resources={"metadata": {"path": str(source.parent.resolve())}}).execute()
-    _strip_volatile(nb)
     target = source.with_suffix(".ipynb")
+    nb = jupytext.read(source)
+    previous = nbformat.read(target, as_version=4) if target.is_file() else None
+    execute_notebook(nb, source.parent, timeout)
+    _strip_volatile(nb)
+    _stable_ids(nb, previous)
     jupytext.write(nb, target, fmt="ipynb")
     return target
 

@@ -7,7 +7,10 @@ Papermill outputs never go back into ``notebooks/``.
 
 Profiles: ``fast`` runs each notebook's own defaults (its ``parameters`` cell); any other
 profile name is looked up in ``notebooks/profiles/<stem>.yml`` (a mapping
-``<profile>: {parameter: value}``) and overrides only the parameters it lists.
+``<profile>: {parameter: value}``) and overrides only the parameters it lists. A notebook with
+no entry for the profile runs with its defaults, and the summary says so. ``-p NAME VALUE``
+overrides one parameter (value parsed as YAML) in every selected notebook. Every name is
+checked against the notebook's parameters cell before anything runs.
 """
 
 from __future__ import annotations
@@ -24,39 +27,73 @@ ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
 
+class UsageError(ValueError):
+    """A request ``make run`` refuses before running anything (unknown profile or parameter)."""
+
+
 def notebook_paths(notebooks_dir=NOTEBOOKS) -> list[Path]:
     """The committed notebooks, in file-name order."""
     return sorted(Path(notebooks_dir).glob("*.ipynb"))
 
 
-def profile_parameters(stem: str, profile: str, notebooks_dir=NOTEBOOKS) -> dict:
-    """Parameters that ``profile`` overrides for notebook ``stem`` (empty for ``fast``)."""
+def _profiles(stem: str, notebooks_dir) -> dict:
     import yaml
 
-    if not isinstance(profile, str) or not profile:
-        raise ValueError("profile must be a non-empty name such as 'fast' or 'paper'")
-    if profile == "fast":
-        return {}
     path = Path(notebooks_dir) / "profiles" / f"{stem}.yml"
     profiles = yaml.safe_load(path.read_text()) if path.is_file() else {}
-    if not isinstance(profiles, dict) or profile not in profiles:
-        raise ValueError(f"notebook {stem!r} has no profile {profile!r}; add it to {path}")
+    if not isinstance(profiles, dict):
+        raise UsageError(f"{path} must map profile names to parameter mappings")
+    return profiles
+
+
+def available_profiles(stems, notebooks_dir=NOTEBOOKS) -> list[str]:
+    """``fast`` and every profile named in the notebooks' profile files."""
+    names = {name for stem in stems for name in _profiles(stem, notebooks_dir)}
+    return ["fast", *sorted(names - {"fast"})]
+
+
+def profile_parameters(stem: str, profile: str, notebooks_dir=NOTEBOOKS) -> dict | None:
+    """Parameters that ``profile`` overrides for notebook ``stem``.
+
+    Returns ``{}`` for ``fast`` (the defaults) and None when the notebook has no entry for the
+    profile (it then runs with its defaults).
+    """
+    if not isinstance(profile, str) or not profile:
+        raise UsageError("profile must be a non-empty name such as 'fast' or 'paper'")
+    if profile == "fast":
+        return {}
+    profiles = _profiles(stem, notebooks_dir)
+    if profile not in profiles:
+        return None
     params = profiles[profile] or {}
     if not isinstance(params, dict):
-        raise ValueError(f"profile {profile!r} in {path} must map parameter names to values")
+        raise UsageError(f"profile {profile!r} of {stem} must map parameter names to values")
     return params
+
+
+def check_parameter_names(notebook: Path, names) -> None:
+    """Refuse names that the notebook's ``parameters`` cell does not declare."""
+    import papermill
+
+    declared = papermill.inspect_notebook(str(notebook))
+    unknown = sorted(set(names) - set(declared))
+    if unknown:
+        raise UsageError(f"{notebook.stem} has no parameter(s) {', '.join(unknown)}; "
+                         f"its parameters are: {', '.join(declared)}")
 
 
 def execute(notebook: Path, output: Path, parameters: dict) -> Path:
     """Run one notebook with papermill into ``output``; returns its claims file."""
     import papermill
 
+    from .pairing import QuietKernelManager
+
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     params = {**parameters, "output_dir": str(out_dir.resolve())}
     papermill.execute_notebook(str(notebook), str(output / notebook.name), parameters=params,
                                cwd=str(notebook.parent), progress_bar=False, log_output=False,
-                               kernel_name="python3")
+                               kernel_name="python3", kernel_manager_class=QuietKernelManager)
     return out_dir / "claims.json"
 
 
@@ -69,6 +106,32 @@ def summarize(claims: list[dict]) -> str:
     return markdown_table(rows, columns=["notebook", *VERDICTS])
 
 
+def _parse_overrides(pairs) -> dict:
+    import yaml
+
+    return {name: yaml.safe_load(value) for name, value in pairs or []}
+
+
+def plan(notebooks: list[Path], profile: str, overrides: dict, notebooks_dir) -> tuple[dict, list[str]]:
+    """The parameters of every notebook, and the notebooks that have no entry for ``profile``.
+
+    Raises :class:`UsageError` for an unknown profile or parameter name, before anything runs.
+    """
+    stems = [nb.stem for nb in notebook_paths(notebooks_dir)]
+    if profile not in available_profiles(stems, notebooks_dir):
+        raise UsageError(f"unknown profile {profile!r}; profiles: "
+                         f"{', '.join(available_profiles(stems, notebooks_dir))}")
+    parameters, defaults = {}, []
+    for nb in notebooks:
+        params = profile_parameters(nb.stem, profile, notebooks_dir)
+        if params is None:
+            defaults.append(nb.stem)
+            params = {}
+        parameters[nb.stem] = {**params, **overrides}
+        check_parameter_names(nb, parameters[nb.stem])
+    return parameters, defaults
+
+
 def main(argv=None) -> int:
     from tqdm import tqdm
 
@@ -76,6 +139,8 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="fast", help="fast (notebook defaults) or a profile name, e.g. paper")
     parser.add_argument("--output", default="results", help="folder for executed notebooks and claims")
     parser.add_argument("--only", nargs="*", default=None, help="notebook stems to run (default: all)")
+    parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
+                        help="override one parameter in every selected notebook (value parsed as YAML)")
     parser.add_argument("--notebooks", default=str(NOTEBOOKS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 
@@ -83,9 +148,14 @@ def main(argv=None) -> int:
     notebooks_dir = Path(args.notebooks)
     notebooks = [p for p in notebook_paths(notebooks_dir) if args.only is None or p.stem in args.only]
     if not notebooks:
-        print("no notebooks to run", file=sys.stderr)
+        known = ", ".join(p.stem for p in notebook_paths(notebooks_dir))
+        print(f"no notebooks to run; notebooks: {known}", file=sys.stderr)
         return 2
-    parameters = {nb.stem: profile_parameters(nb.stem, args.profile, notebooks_dir) for nb in notebooks}
+    try:
+        parameters, defaults = plan(notebooks, args.profile, _parse_overrides(args.parameter), notebooks_dir)
+    except UsageError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
     claim_files, failed = [], []
     with tqdm(notebooks, desc=f"notebooks ({args.profile})", unit="nb", file=sys.stdout) as bar:
         for nb in bar:
@@ -98,6 +168,8 @@ def main(argv=None) -> int:
     claims = collect(claim_files)
     (output / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
     print()
+    if defaults:
+        print(f"profile {args.profile!r} has no entry for {', '.join(defaults)}: ran with their defaults\n")
     print(summarize(claims) if claims else "no claims gathered")
     notable = [c for c in claims if c["verdict"] != "holds"]
     if notable:

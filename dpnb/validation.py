@@ -11,20 +11,25 @@ import numbers
 import numpy as np
 
 
-def check_epsilon(epsilon, name: str = "epsilon") -> float:
-    """Return ``epsilon`` as a float after checking it is a finite number > 0."""
+def check_epsilon(epsilon, name: str = "epsilon", *, allow_infinite: bool = True) -> float:
+    """Return ``epsilon`` as a float after checking it is a number > 0.
+
+    ``numpy.inf`` is accepted (unless ``allow_infinite=False``) and means no privacy: every
+    dpnb mechanism then adds no noise, the non-private limit of the same algorithm.
+    """
     if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise ValueError(f"{name} must be a positive real number, got {type(epsilon).__name__}")
+        raise TypeError(f"{name} must be a positive real number, got {type(epsilon).__name__}")
     epsilon = float(epsilon)
-    if not np.isfinite(epsilon) or epsilon <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {epsilon!r}; pass a positive privacy budget")
+    if np.isnan(epsilon) or epsilon <= 0 or (np.isinf(epsilon) and not allow_infinite):
+        allowed = "> 0 (inf for no noise)" if allow_infinite else "finite and > 0"
+        raise ValueError(f"{name} must be {allowed}, got {epsilon!r}; pass a positive privacy budget")
     return epsilon
 
 
 def check_delta(delta, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking 0 < delta < 1."""
     if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise ValueError(f"{name} must be a real number in (0, 1), got {type(delta).__name__}")
+        raise TypeError(f"{name} must be a real number in (0, 1), got {type(delta).__name__}")
     delta = float(delta)
     if not (0.0 < delta < 1.0):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {delta!r}")
@@ -34,7 +39,7 @@ def check_delta(delta, name: str = "delta") -> float:
 def check_positive(value, name: str) -> float:
     """Return ``value`` as a float after checking it is finite and > 0 (a sensitivity, a radius...)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise ValueError(f"{name} must be a positive real number, got {type(value).__name__}")
+        raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
     value = float(value)
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
@@ -43,7 +48,9 @@ def check_positive(value, name: str) -> float:
 
 def check_integer(value, name: str, minimum: int = 1) -> int:
     """Return ``value`` as an int after checking it is an integer >= ``minimum`` (counts, sizes)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
+    if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
     return int(value)
 
@@ -85,7 +92,7 @@ def check_square(A, name: str = "A") -> np.ndarray:
 def check_n_components(k, d: int, name: str = "n_components") -> int:
     """Return ``k`` as an int after checking 1 <= k <= d."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):
-        raise ValueError(f"{name} must be an integer, got {type(k).__name__}")
+        raise TypeError(f"{name} must be an integer, got {type(k).__name__}")
     k = int(k)
     if not (1 <= k <= d):
         raise ValueError(f"{name} must satisfy 1 <= {name} <= {d} (the data dimension), got {k}")
@@ -130,9 +137,9 @@ def check_random_state(random_state) -> np.random.Generator:
         return random_state
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, bool):
-            raise ValueError("random_state must be None, an int, a SeedSequence or a Generator, got bool")
+            raise TypeError("random_state must be None, an int, a SeedSequence or a Generator, got bool")
         return np.random.default_rng(random_state)
-    raise ValueError(
+    raise TypeError(
         "random_state must be None, an int, a SeedSequence or a numpy.random.Generator, "
         f"got {type(random_state).__name__}"
     )

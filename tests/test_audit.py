@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from dpnb.audit import (ChangeOneAttribute, FlipOneBit, NeighborRelation, ReplaceRowBox, ReplaceRowL2Ball,
-                        audit_epsilon, search_sensitivity)
+from dpnb.audit import (ChangeOneAttribute, FlipOneBit, LabelledBall, LabelledBox, NeighborRelation, ReplaceRowBox,
+                        ReplaceRowL2Ball, audit_epsilon, search_sensitivity)
 from dpnb.mechanisms import gaussian_epsilon, gaussian_mechanism, gaussian_sigma, laplace_mechanism
 
 
@@ -114,3 +114,28 @@ def test_audit_epsilon_custom_statistic_and_bad_input():
         audit_epsilon(mech, X, Xp, alpha=1.5)
     with pytest.raises(ValueError, match="delta"):
         audit_epsilon(mech, X, Xp, delta=2.0)
+
+
+def test_labelled_relations_stay_in_their_domains():
+    rng = np.random.default_rng(0)
+    ball, box = LabelledBall(label_bound=2.0, radius=1.5), LabelledBox(-1.0, 1.0, n_classes=3)
+    for _ in range(200):
+        row = ball.perturb_row(ball.random_row(5, rng), rng, 3.0)
+        assert np.linalg.norm(row[:-1]) <= 1.5 + 1e-12 and abs(row[-1]) <= 2.0
+        row = box.perturb_row(box.random_row(5, rng), rng, 3.0)
+        assert np.all(np.abs(row[:-1]) <= 1.0) and row[-1] in (0.0, 1.0, 2.0)
+    labels = {box.perturb_row(np.zeros(4), rng, 0.1)[-1] for _ in range(200)}
+    assert labels == {0.0, 1.0, 2.0}  # the search can move a record to another class
+    with pytest.raises(ValueError):
+        LabelledBall(label_bound=0.0)
+    with pytest.raises(ValueError):
+        LabelledBox(n_classes=1)
+
+
+def test_labelled_box_finds_a_class_count_sensitivity():
+    def count_of_class_1(Z):
+        return np.array([np.sum(Z[:, -1] == 1)])
+
+    res = search_sensitivity(count_of_class_1, LabelledBox(0.0, 1.0), n=4, d=3, norm=1, claimed=1.0,
+                             n_starts=4, n_steps=30, random_state=0)
+    assert res.max_found == 1.0 and not res.exceeds

@@ -68,3 +68,13 @@ def test_read_claims_validation(tmp_path):
         read_claims(bad)
     with pytest.raises(ValueError):
         Claim(*(["x"] * 6 + ["unknown"]))
+
+
+def test_show_prints_verdict_lines(capsys):
+    t = _table()
+    t.show("thm2")
+    assert capsys.readouterr().out == "claim thm2: fails\n"
+    t.show()
+    assert capsys.readouterr().out == "claim lemma1: holds\nclaim thm2: fails\n"
+    with pytest.raises(KeyError, match="no claim 'x'"):
+        t.show("x")

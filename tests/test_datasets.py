@@ -268,11 +268,13 @@ def test_helpers_reject_bad_input(call):
         call()
 
 
-def test_scale_to_box_uses_data_range():
+def test_scale_to_box_uses_data_range_with_a_privacy_warning():
     X = np.array([[0.0, 5.0, 3.0], [10.0, 7.0, 3.0], [5.0, 6.0, 3.0]])
-    out = scale_to_box(X)
+    with pytest.warns(datasets.PrivacyLeakWarning, match="declared domain"):
+        out = scale_to_box(X)
     np.testing.assert_allclose(out, [[-1, -1, 0], [1, 1, 0], [0, 0, 0]])
-    out = scale_to_box(X, 0.0, 1.0)
+    with pytest.warns(datasets.PrivacyLeakWarning):
+        out = scale_to_box(X, 0.0, 1.0, data_min=0.0)
     assert out.min() >= 0.0 and out.max() <= 1.0
 
 
@@ -285,10 +287,44 @@ def test_scale_to_box_declared_domain_clips():
     assert np.all(point == 0.0)
 
 
-def test_scale_to_box_on_real_data():
+def test_scale_to_box_on_real_data_with_declared_domain():
     ds = datasets.load_adult(one_hot=False)
-    out = scale_to_box(ds.X, 0.0, 1.0)
+    out = scale_to_box(ds.X, 0.0, 1.0, data_min=ds.domain[0], data_max=ds.domain[1])
     assert out.min() == 0.0 and out.max() == 1.0
+
+
+@pytest.mark.parametrize("name", ["adult", "census_income", "coil2000", "kdd2004_bio", "rf1", "mnist_subset", "dna",
+                                  "digits"])
+def test_declared_domains_cover_the_data_and_are_not_read_from_it(name, tmp_path, monkeypatch):
+    ds = datasets.load(name)
+    low, high = ds.domain
+    assert low.shape == high.shape == (ds.X.shape[1],)
+    assert np.all(ds.X >= low) and np.all(ds.X <= high)
+    small = datasets.load(name, n_samples=20, random_state=0)  # a subsample keeps the same domain
+    np.testing.assert_array_equal(small.domain[0], low)
+    np.testing.assert_array_equal(small.domain[1], high)
+
+
+def test_domains_for_one_hot_and_codes_and_targets():
+    onehot, codes = datasets.load_adult(), datasets.load_adult(one_hot=False)
+    age = onehot.feature_names.index("age")
+    assert (onehot.domain[0][age], onehot.domain[1][age]) == (17.0, 90.0)
+    cat = [j for j, f in enumerate(onehot.feature_names) if "=" in f]
+    assert np.all(onehot.domain[0][cat] == 0) and np.all(onehot.domain[1][cat] == 1)
+    workclass = codes.feature_names.index("workclass")
+    assert codes.domain[1][workclass] == 8.0  # nine workclass levels, codes 0..8
+    rf = datasets.load_rf1(all_targets=True)
+    assert np.all(rf.y >= rf.target_domain[0]) and np.all(rf.y <= rf.target_domain[1])
+    assert datasets.load_breast_cancer().domain is None
+    assert datasets.load_census_income(include_weight=True).domain is None
+
+
+def test_dataset_rejects_data_outside_its_domain():
+    X = np.array([[0.0, 2.0]])
+    with pytest.raises(ValueError, match="outside the declared domain"):
+        Dataset("toy", X, None, ["a", "b"], None, "toy", [], domain=(np.zeros(2), np.ones(2)))
+    with pytest.raises(ValueError, match="one entry per column"):
+        Dataset("toy", X, None, ["a", "b"], None, "toy", [], domain=(np.zeros(3), np.ones(3)))
 
 
 def test_normalize_rows_clip():

@@ -51,3 +51,36 @@ def test_symmetrize_upper_on_a_stack_and_bad_shape():
     assert all(np.array_equal(S[i], symmetrize_upper(A[i])) for i in range(2))
     with pytest.raises(ValueError, match="square"):
         symmetrize_upper(np.zeros((2, 3)))
+
+
+def test_triangle_parts():
+    from dpnb.linalg import triangle
+
+    A = np.arange(9.0).reshape(3, 3)
+    np.testing.assert_array_equal(triangle(A), [0, 1, 2, 4, 5, 8])
+    np.testing.assert_array_equal(triangle(A, part="full"), np.arange(9.0))
+    assert triangle(np.stack([A, A, A])).shape == (3, 6)
+    with pytest.raises(ValueError, match="part"):
+        triangle(A, part="lower")
+    with pytest.raises(ValueError, match="square"):
+        triangle(np.zeros((2, 3)))
+
+
+def test_haar_stiefel_is_orthonormal_and_haar():
+    from scipy import stats
+
+    from dpnb.linalg import haar_stiefel
+
+    W = haar_stiefel(6, 3, random_state=0)
+    np.testing.assert_allclose(W.T @ W, np.eye(3), atol=1e-12)
+    frames = haar_stiefel(4, 2, size=4000, random_state=1)
+    assert frames.shape == (4000, 4, 2)
+    # Under Haar, each column is uniform on the sphere: its first coordinate has the law of
+    # 2 B - 1 with B ~ Beta(3/2, 3/2) in d = 4. Without the sign fix the diagonal of R > 0 skews it.
+    for col in range(2):
+        p = stats.kstest((frames[:, 0, col] + 1) / 2, stats.beta(1.5, 1.5).cdf).pvalue
+        assert p > 1e-3
+    with pytest.raises(ValueError):
+        haar_stiefel(3, 4)
+    with pytest.raises(TypeError):
+        haar_stiefel(3.0, 1)

@@ -1,7 +1,10 @@
 """Checks every notebook pair: sync, committed-output hygiene, structure, and a papermill run.
 
-nbval (second pytest run in ``make test``) re-executes the committed ``.ipynb`` files and
-compares their outputs; these tests cover what nbval does not.
+The papermill run executes each notebook on an emulated other machine (OpenBLAS's Sandy Bridge
+kernels on one thread, :mod:`dpnb.portability`) and requires its verdicts and every text output
+to equal the committed ones. nbval (second pytest run in ``make test``) re-executes the committed
+``.ipynb`` files under a third configuration (Prescott kernels, two threads, NumPy's SIMD
+dispatch off) and compares again.
 """
 
 import ast
@@ -14,11 +17,12 @@ import pytest
 
 from dpnb.claims import read_claims
 from dpnb.pairing import pair_mismatches
+from dpnb.portability import numerical_environment, output_differences
 from dpnb.run import execute
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
-EXPECTED = json.loads((Path(__file__).parent / "expected_verdicts.json").read_text())
+EXPECTED = {p.stem: json.loads(p.read_text()) for p in (Path(__file__).parent / "expected_verdicts").glob("*.json")}
 SECTIONS = ["Claims", "Derivations", "Implementation", "Empirical checks", "Reproduction", "Verdicts"]
 ids = [p.stem for p in NOTEBOOKS]
 
@@ -26,7 +30,7 @@ ids = [p.stem for p in NOTEBOOKS]
 def test_every_source_has_a_notebook_and_vice_versa():
     sources = {p.stem for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md"}
     assert sources == set(ids), "each notebooks/<stem>.md needs its executed <stem>.ipynb and vice versa"
-    assert set(EXPECTED) == set(ids), "tests/expected_verdicts.json must list every notebook"
+    assert set(EXPECTED) == set(ids), "tests/expected_verdicts/<stem>.json must exist for every notebook"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
@@ -53,11 +57,17 @@ def test_parameters_cell(path):
     tagged = [c for c in nb.cells if "parameters" in c.metadata.get("tags", [])]
     assert len(tagged) == 1, "exactly one cell tagged 'parameters'"
     names = set()
-    for stmt in ast.parse(tagged[0].source).body:  # only `name = <literal>`: no computation
-        assert isinstance(stmt, ast.Assign) and len(stmt.targets) == 1, "parameters cell: one assignment per line"
+    lines = tagged[0].source.splitlines()
+    for stmt in ast.parse(tagged[0].source).body:  # only `name: type = <literal>  # help`: no computation
+        assert isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name), \
+            "parameters cell: one annotated assignment per line, `name: type = value  # help`"
         ast.literal_eval(stmt.value)
-        names.add(stmt.targets[0].id)
+        assert "#" in lines[stmt.end_lineno - 1], f"parameter {stmt.target.id} needs a one-line comment"
+        names.add(stmt.target.id)
     assert {"seed", "output_dir"} <= names
+    following = nb.cells[nb.cells.index(tagged[0]) + 1]
+    assert "check_parameters(globals())" in following.source, \
+        "the cell after the parameters must validate them: check_parameters(globals()) and range checks"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
@@ -77,8 +87,12 @@ def test_sections_in_order(path):
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
-def test_papermill_run_reproduces_verdicts(path, tmp_path):
-    claims_file = execute(path, tmp_path, {})
+def test_papermill_run_on_another_machine_reproduces_outputs_and_verdicts(path, tmp_path):
+    with numerical_environment("sandybridge-1thread"):
+        claims_file = execute(path, tmp_path, {})
     claims = read_claims(claims_file)
     assert claims and all(c["notebook"] == path.stem for c in claims)
     assert {c["id"]: c["verdict"] for c in claims} == EXPECTED[path.stem]
+    committed = nbformat.read(path, as_version=4)
+    executed = nbformat.read(tmp_path / path.name, as_version=4)
+    assert output_differences(committed, executed) == []

@@ -50,3 +50,26 @@ def test_execute_pair_writes_clean_outputs(tmp_path):
 def test_execute_pair_missing_source(tmp_path):
     with pytest.raises(FileNotFoundError, match="no notebook source"):
         execute_pair(tmp_path / "none.md")
+
+
+def test_rebuilding_keeps_cell_ids_and_changes_only_what_changed(tmp_path):
+    src = tmp_path / "tiny.md"
+    src.write_text(SOURCE)
+    first = json.loads(execute_pair(src).read_text())
+    again = json.loads(execute_pair(src).read_text())
+    assert first == again  # a rebuild of an unchanged source is byte-for-byte the same notebook
+    src.write_text(SOURCE.replace("seed * 2", "seed * 3"))
+    edited = json.loads(execute_pair(src).read_text())
+    ids = [c["id"] for c in first["cells"]]
+    new_ids = [c["id"] for c in edited["cells"]]
+    assert new_ids[:2] == ids[:2] and new_ids[2] != ids[2] and len(set(new_ids)) == 3
+    fresh = tmp_path / "copy.md"  # no previous notebook: ids derive from the sources, so they are stable too
+    fresh.write_text(SOURCE)
+    assert [c["id"] for c in json.loads(execute_pair(fresh).read_text())["cells"]] == ids
+
+
+def test_kernel_log_does_not_reach_the_terminal(tmp_path, capfd):
+    src = tmp_path / "tiny.md"
+    src.write_text(SOURCE)
+    execute_pair(src)
+    assert "IPKernelApp" not in capfd.readouterr().err

@@ -10,7 +10,7 @@ from dpnb.claims import KEYS
 def _write_notebook(folder, stem, verdict="holds"):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell('scale = 1\noutput_dir = "unused"')
+    params = nbformat.v4.new_code_cell('scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder')
     params.metadata["tags"] = ["parameters"]
     body = nbformat.v4.new_code_cell(
         "from dpnb.claims import ClaimTable\n"
@@ -27,12 +27,45 @@ def test_profile_parameters(tmp_path):
     assert run.profile_parameters("a", "fast", tmp_path) == {}
     assert run.profile_parameters("a", "paper", tmp_path) == {"scale": 10}
     assert run.profile_parameters("a", "empty", tmp_path) == {}
-    with pytest.raises(ValueError, match="no profile 'huge'"):
-        run.profile_parameters("a", "huge", tmp_path)
-    with pytest.raises(ValueError, match="no profile 'paper'"):
-        run.profile_parameters("b", "paper", tmp_path)
+    assert run.profile_parameters("a", "huge", tmp_path) is None
+    assert run.profile_parameters("b", "paper", tmp_path) is None
+    assert run.available_profiles(["a", "b"], tmp_path) == ["fast", "empty", "paper"]
     with pytest.raises(ValueError, match="non-empty"):
         run.profile_parameters("a", "", tmp_path)
+    (tmp_path / "profiles" / "c.yml").write_text("paper: [1, 2]\n")
+    with pytest.raises(ValueError, match="must map parameter names"):
+        run.profile_parameters("c", "paper", tmp_path)
+
+
+def test_unknown_profile_or_parameter_is_one_line_and_exit_2(tmp_path, capsys):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _write_notebook(nbdir, "alpha")
+    (nbdir / "profiles").mkdir()
+    (nbdir / "profiles" / "alpha.yml").write_text("paper:\n  scale: 7\nbroken:\n  scael: 7\n")
+    common = ["--output", str(tmp_path / "r"), "--notebooks", str(nbdir)]
+    assert run.main(["--profile", "nonexistent", *common]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert err == ["error: unknown profile 'nonexistent'; profiles: fast, broken, paper"]
+    assert run.main(["--profile", "broken", *common]) == 2
+    assert "alpha has no parameter(s) scael; its parameters are: scale, output_dir" in capsys.readouterr().err
+    assert run.main(["-p", "epsilo", "0.5", *common]) == 2
+    assert "no parameter(s) epsilo" in capsys.readouterr().err
+    assert not (tmp_path / "r").exists()
+
+
+def test_profile_without_entry_runs_defaults_and_says_so(tmp_path, capsys):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    _write_notebook(nbdir, "alpha")
+    _write_notebook(nbdir, "beta")
+    (nbdir / "profiles").mkdir()
+    (nbdir / "profiles" / "alpha.yml").write_text("paper:\n  scale: 7\n")
+    out = tmp_path / "results"
+    assert run.main(["--profile", "paper", "-p", "scale", "3", "--only", "beta", "--output", str(out),
+                     "--notebooks", str(nbdir)]) == 0
+    assert "profile 'paper' has no entry for beta: ran with their defaults" in capsys.readouterr().out
+    assert json.loads((out / "claims.json").read_text())[0]["measured"] == "3"
 
 
 def test_execute_and_gather(tmp_path, capsys):

@@ -5,10 +5,22 @@ from dpnb.validation import (check_array, check_delta, check_epsilon, check_in_b
                              check_positive, check_random_state, check_row_norms, check_square)
 
 
-@pytest.mark.parametrize("bad", [0, -1.0, np.inf, np.nan, "1", True, None])
-def test_check_epsilon_rejects(bad):
+@pytest.mark.parametrize("bad", [0, -1.0, -np.inf, np.nan])
+def test_check_epsilon_rejects_values(bad):
     with pytest.raises(ValueError, match="epsilon"):
         check_epsilon(bad)
+
+
+@pytest.mark.parametrize("bad", ["1", True, None])
+def test_check_epsilon_rejects_types(bad):
+    with pytest.raises(TypeError, match="epsilon"):
+        check_epsilon(bad)
+
+
+def test_check_epsilon_infinity_means_no_noise_unless_refused():
+    assert check_epsilon(np.inf) == np.inf
+    with pytest.raises(ValueError, match="finite"):
+        check_epsilon(np.inf, allow_infinite=False)
 
 
 def test_check_epsilon_accepts_numpy_scalars():
@@ -16,9 +28,15 @@ def test_check_epsilon_accepts_numpy_scalars():
     assert isinstance(check_epsilon(2), float)
 
 
-@pytest.mark.parametrize("bad", [0, 1, -0.1, 1.5, np.nan, "0.1", False])
+@pytest.mark.parametrize("bad", [0, 1, -0.1, 1.5, np.nan])
 def test_check_delta_rejects(bad):
     with pytest.raises(ValueError, match="delta"):
+        check_delta(bad)
+
+
+@pytest.mark.parametrize("bad", ["0.1", False])
+def test_check_delta_rejects_types(bad):
+    with pytest.raises(TypeError, match="delta"):
         check_delta(bad)
 
 
@@ -26,10 +44,12 @@ def test_check_delta_accepts():
     assert check_delta(1e-5) == 1e-5
 
 
-@pytest.mark.parametrize("bad", [0, -2, np.inf, None])
+@pytest.mark.parametrize("bad", [0, -2, np.inf])
 def test_check_positive(bad):
     with pytest.raises(ValueError, match="radius"):
         check_positive(bad, "radius")
+    with pytest.raises(TypeError, match="radius"):
+        check_positive(None, "radius")
     assert check_positive(3, "radius") == 3.0
 
 
@@ -53,9 +73,15 @@ def test_check_square():
         check_square(np.zeros((2, 3)))
 
 
-@pytest.mark.parametrize("k", [0, 4, 1.5, True])
+@pytest.mark.parametrize("k", [0, 4])
 def test_check_n_components_rejects(k):
     with pytest.raises(ValueError, match="n_components"):
+        check_n_components(k, 3)
+
+
+@pytest.mark.parametrize("k", [1.5, True])
+def test_check_n_components_rejects_types(k):
+    with pytest.raises(TypeError, match="n_components"):
         check_n_components(k, 3)
 
 
@@ -89,7 +115,7 @@ def test_check_random_state():
     assert isinstance(check_random_state(None), np.random.Generator)
     assert isinstance(check_random_state(np.random.SeedSequence(1)), np.random.Generator)
     for bad in (np.random.RandomState(0), "seed", 1.5, True):
-        with pytest.raises(ValueError, match="random_state"):
+        with pytest.raises(TypeError, match="random_state"):
             check_random_state(bad)
 
 
@@ -98,6 +124,9 @@ def test_check_integer():
 
     assert check_integer(np.int64(3), "k") == 3
     assert check_integer(0, "steps", minimum=0) == 0
-    for bad in (0, -1, 2.0, True, "3", None):
+    for bad in (0, -1):
         with pytest.raises(ValueError, match="k must be an integer >= 1"):
+            check_integer(bad, "k")
+    for bad in (2.0, True, "3", None):
+        with pytest.raises(TypeError, match="k must be an integer >= 1"):
             check_integer(bad, "k")
