@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PROFILE ?= fast
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: run test venv notebook constraints benchmark clean
+.PHONY: run test venv notebook constraints benchmark clean book book-check lab
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -31,6 +31,22 @@ test: venv
 notebook: venv
 	@test -n "$(NB)" || (echo "usage: make notebook NB=<stem>"; exit 2)
 	$(BIN)/python -m dpnb.pairing notebooks/$(NB).md
+
+## make book: the course book as an HTML site from the committed notebooks (no execution, offline)
+book: venv
+	$(BIN)/python book/verdicts.py
+	$(BIN)/jupyter-book build . --config book/_config.yml --toc book/_toc.yml --path-output build/book \
+	  --builder html -W -n --keep-going -q
+	@echo "open build/book/_build/html/index.html"
+
+## make book-check: render the built book in headless Chromium (Debian's package) and check it
+book-check: book
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	$(BIN)/python book/check.py
+
+## make lab: JupyterLab, with the notebooks' .md sources opening as notebooks (lab/user-settings)
+lab: venv
+	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## make benchmark: timing and memory of the mechanisms (not part of make test)
 benchmark: venv

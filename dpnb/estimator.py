@@ -79,8 +79,8 @@ class PrivateEstimator(BaseEstimator):
     """Base class of dpnb's estimators: privacy checks and the random generator, made in ``fit``.
 
     Subclasses define ``__init__`` storing ``epsilon``, ``delta`` (when they use it) and
-    ``random_state`` among their parameters, and call :meth:`_check_privacy` and
-    :meth:`_make_rng` at the start of ``fit``.
+    ``random_state`` among their parameters, and call ``_check_privacy()`` and
+    ``_make_rng()`` at the start of ``fit``.
     """
 
     def _check_privacy(self, *, needs_delta: bool = True) -> tuple[float, float]:

@@ -2,7 +2,7 @@
 
 Round-off differs between CPUs: OpenBLAS picks different kernels, NumPy dispatches different
 SIMD loops, and BLAS thread counts change summation order. A committed output deserves exact
-comparison only if it does not move under such changes. :data:`CONFIGURATIONS` names the
+comparison only if it does not move under such changes. :func:`configurations` names the
 emulations ``make test`` runs; :func:`output_differences` compares two executions' text
 outputs cell by cell (what nbval compares: streams, ``text/plain`` and ``text/markdown``).
 
