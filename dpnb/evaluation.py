@@ -1,0 +1,105 @@
+"""Results over repeated trials: intervals, and numbers printed with only the digits they justify.
+
+A notebook that prints ``0.7302`` for an accuracy whose 95% interval is ``± 0.025`` shows two
+digits of noise; on another machine (or with another seed) they change and mislead. Here a
+result is summarised by its mean and confidence interval, and printed to the decimal place of
+the interval's half-width.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from dataclasses import dataclass
+
+import numpy as np
+
+from .stats import mean_ci
+from .validation import check_array
+
+
+@dataclass(frozen=True)
+class Interval:
+    """A mean over ``n`` trials with a two-sided ``confidence`` interval ``[low, high]``."""
+
+    mean: float
+    low: float
+    high: float
+    n: int
+    confidence: float = 0.95
+
+    @property
+    def half_width(self) -> float:
+        """Half the interval's width."""
+        return (self.high - self.low) / 2
+
+    def __str__(self) -> str:
+        return format_interval(self.mean, self.half_width)
+
+    def contains(self, value: float) -> bool:
+        """Whether ``value`` lies in the interval."""
+        return self.low <= value <= self.high
+
+
+def interval(samples, confidence: float = 0.95) -> Interval:
+    """Mean of ``samples`` with its Student-t interval (:func:`dpnb.stats.mean_ci`).
+
+    Parameters
+    ----------
+    samples : array_like of shape (n,), n >= 2
+    confidence : float in (0, 1)
+    """
+    x = check_array(samples, ndim=1, name="samples", min_rows=2)
+    mean, low, high = mean_ci(x, confidence)
+    return Interval(mean, low, high, int(x.size), float(confidence))
+
+
+def decimals_for(half_width: float) -> int:
+    """Decimal places that show a value to the precision of an interval of this half-width.
+
+    One significant digit of the half-width (two when it starts with 1), so ``0.0251 -> 2``
+    decimals (``± 0.03``), ``0.0149 -> 3`` (``± 0.015``), ``3.2 -> 0``.
+    """
+    if isinstance(half_width, bool) or not isinstance(half_width, numbers.Real):
+        raise TypeError(f"half_width must be a number, got {type(half_width).__name__}")
+    if not math.isfinite(half_width) or half_width <= 0:
+        raise ValueError(f"half_width must be finite and > 0, got {half_width!r}")
+    exponent = math.floor(math.log10(half_width))
+    leading = half_width / 10.0**exponent
+    return max(0, -exponent + (1 if leading < 2 else 0))
+
+
+def format_interval(mean: float, half_width: float) -> str:
+    """``"mean ± half"`` with both at the decimal place :func:`decimals_for` gives.
+
+    A zero half-width (a deterministic result) prints the mean with 4 significant digits.
+    """
+    if half_width == 0:
+        return f"{mean:.4g} ± 0"
+    digits = decimals_for(half_width)
+    return f"{mean:.{digits}f} ± {half_width:.{digits}f}"
+
+
+def summarize(results: dict, confidence: float = 0.95) -> list[dict]:
+    """One row per method: mean, interval and its printable form, for ``{method: trial values}``.
+
+    Parameters
+    ----------
+    results : dict
+        Method name -> array_like of per-trial values (>= 2 each).
+    confidence : float
+
+    Returns
+    -------
+    list of dict
+        Keys ``method``, ``mean``, ``low``, ``high``, ``n``, ``shown`` (the formatted interval);
+        ready for :func:`dpnb.report.markdown_table` with ``columns=["method", "shown", "n"]``.
+    """
+    if not isinstance(results, dict) or not results:
+        raise TypeError("results must be a non-empty dict of method name -> trial values")
+    rows = []
+    for method, values in results.items():
+        est = interval(np.asarray(values, dtype=float).ravel(), confidence)
+        rows.append({"method": method, "mean": est.mean, "low": est.low, "high": est.high, "n": est.n,
+                     "shown": str(est)})
+    return rows

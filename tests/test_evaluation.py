@@ -1,0 +1,43 @@
+import numpy as np
+import pytest
+
+from dpnb.evaluation import Interval, decimals_for, format_interval, interval, summarize
+
+
+@pytest.mark.parametrize("half, digits", [(0.0251, 2), (0.0149, 3), (0.25, 1), (3.2, 0), (12.0, 0), (0.001, 4),
+                                          (0.0019, 4)])
+def test_decimals_follow_the_half_width(half, digits):
+    assert decimals_for(half) == digits
+
+
+def test_format_interval():
+    assert format_interval(0.73024, 0.0251) == "0.73 ± 0.03"
+    assert format_interval(0.73024, 0.0149) == "0.730 ± 0.015"
+    assert format_interval(1234.7, 31.0) == "1235 ± 31"
+    assert format_interval(2.5, 0) == "2.5 ± 0"
+
+
+@pytest.mark.parametrize("bad, error", [(0.0, ValueError), (-1.0, ValueError), (np.inf, ValueError),
+                                        (np.nan, ValueError), ("1", TypeError), (True, TypeError)])
+def test_decimals_reject(bad, error):
+    with pytest.raises(error):
+        decimals_for(bad)
+
+
+def test_interval_covers_the_mean_at_its_level():
+    rng = np.random.default_rng(0)
+    hits = sum(interval(rng.normal(1.0, 2.0, 20)).contains(1.0) for _ in range(2000))
+    # 95% coverage; with 2000 repetitions a binomial 99.9% band is about +-0.016
+    assert abs(hits / 2000 - 0.95) < 0.016
+    est = interval([1.0, 2.0, 3.0])
+    assert isinstance(est, Interval) and est.n == 3 and est.mean == 2.0 and est.half_width > 0
+    with pytest.raises(ValueError):
+        interval([1.0])
+
+
+def test_summarize_rows():
+    rows = summarize({"a": [1.0, 1.1, 0.9], "b": np.array([[2.0, 2.2]])})
+    assert [r["method"] for r in rows] == ["a", "b"]
+    assert rows[0]["shown"] == str(interval([1.0, 1.1, 0.9]))
+    with pytest.raises(TypeError):
+        summarize([])
