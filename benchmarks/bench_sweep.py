@@ -1,0 +1,73 @@
+"""Sweeps on Dask: the speed-up from 1 to 2 local worker processes on a CPU-bound registered function.
+
+``python -m benchmarks.bench_sweep`` starts a 1-worker and a 2-worker LocalCluster, runs the same
+sweep on each (cluster start-up excluded, one warm-up point each) and prints both times and their
+ratio, measured in this one run. ``make benchmark`` times the whole 2-worker sweep instead,
+start-up included, which is what a user waits for.
+"""
+
+import argparse
+import logging
+import tempfile
+import time
+
+import numpy as np
+
+from dpnb.streams import stream
+from dpnb.sweep import register, run_sweep
+
+# By module name, so that the workers import this module (not ``__main__``) and find the function.
+TASK = "benchmarks.bench_sweep:top_eigenvalue"
+GRID = {"n_features": [300], "repeats": [6]}
+
+
+@register
+def top_eigenvalue(n_features: int, repeats: int, seed: int) -> dict:
+    """Mean largest eigenvalue of ``repeats`` Wishart matrices, ``2 n_features`` rows each: CPU-bound linear algebra."""
+    rng = stream(seed, "bench-sweep")
+    tops = [np.linalg.eigvalsh(x.T @ x)[-1] for x in rng.standard_normal((repeats, 2 * n_features, n_features))]
+    return {"top_eigenvalue": float(np.mean(tops))}
+
+
+def timed_sweep(client, seeds) -> float:
+    """Seconds to run the grid over ``seeds`` on ``client``'s cluster, into a fresh folder."""
+    with tempfile.TemporaryDirectory() as folder:
+        start = time.perf_counter()
+        table = run_sweep(TASK, GRID, seeds, folder, scheduler=client, progress=False)
+        seconds = time.perf_counter() - start
+    if (table["status"] != "ok").any():
+        raise RuntimeError(f"benchmark sweep failed: {table['error'].dropna().iloc[0]}")
+    return seconds
+
+
+def speedup(n_points: int = 8) -> tuple[float, float]:
+    """Seconds of an ``n_points`` sweep on 1 and on 2 local worker processes (start-up excluded)."""
+    from distributed import Client, LocalCluster
+
+    seconds = []
+    for n_workers in (1, 2):
+        with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=":0",
+                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+            timed_sweep(client, range(1000, 1000 + n_workers))  # warm-up: imports on every worker
+            seconds.append(timed_sweep(client, range(n_points)))
+    return seconds[0], seconds[1]
+
+
+def _sweep_on_new_cluster():
+    with tempfile.TemporaryDirectory() as folder:
+        run_sweep(TASK, GRID, range(8), folder, n_workers=2, progress=False)
+
+
+CASES = {"8 CPU-bound points on 2 local worker processes, start-up included": _sweep_on_new_cluster}
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--points", type=int, default=8, help="grid points (seeds) per sweep")
+    args = parser.parse_args(argv)
+    one, two = speedup(args.points)
+    print(f"{args.points} points: 1 worker {one:.2f} s, 2 workers {two:.2f} s, speed-up {one / two:.2f}x")
+
+
+if __name__ == "__main__":
+    main()
