@@ -58,7 +58,8 @@ def decimals_for(half_width: float) -> int:
     """Decimal places that show a value to the precision of an interval of this half-width.
 
     One significant digit of the half-width (two when it starts with 1), so ``0.0251 -> 2``
-    decimals (``± 0.03``), ``0.0149 -> 3`` (``± 0.015``), ``3.2 -> 0``.
+    decimals (``± 0.03``), ``0.0149 -> 3`` (``± 0.015``), ``3.2 -> 0``; negative for wide
+    intervals (``39287 -> -4``: round to ten thousands).
     """
     if isinstance(half_width, bool) or not isinstance(half_width, numbers.Real):
         raise TypeError(f"half_width must be a number, got {type(half_width).__name__}")
@@ -66,18 +67,21 @@ def decimals_for(half_width: float) -> int:
         raise ValueError(f"half_width must be finite and > 0, got {half_width!r}")
     exponent = math.floor(math.log10(half_width))
     leading = half_width / 10.0**exponent
-    return max(0, -exponent + (1 if leading < 2 else 0))
+    return -exponent + (1 if leading < 2 else 0)
 
 
 def format_interval(mean: float, half_width: float) -> str:
-    """``"mean ± half"`` with both at the decimal place :func:`decimals_for` gives.
+    """``"mean ± half"`` with both rounded at the decimal place :func:`decimals_for` gives.
 
-    A zero half-width (a deterministic result) prints the mean with 4 significant digits.
+    A half-width at round-off scale (below ``1e-9`` of the mean) means the result did not vary
+    between trials: the mean is shown with 4 significant digits and ``(no spread)``.
     """
-    if half_width == 0:
-        return f"{mean:.4g} ± 0"
+    if half_width <= 1e-9 * max(1.0, abs(mean)):
+        return f"{mean:.4g} (no spread)"
     digits = decimals_for(half_width)
-    return f"{mean:.{digits}f} ± {half_width:.{digits}f}"
+    if digits >= 0:
+        return f"{mean:.{digits}f} ± {half_width:.{digits}f}"
+    return f"{round(mean, digits):.0f} ± {round(half_width, digits):.0f}"
 
 
 def summarize(results: dict, confidence: float = 0.95) -> list[dict]:

@@ -4,7 +4,7 @@ import pytest
 from dpnb.evaluation import Interval, decimals_for, format_interval, interval, summarize
 
 
-@pytest.mark.parametrize("half, digits", [(0.0251, 2), (0.0149, 3), (0.25, 1), (3.2, 0), (12.0, 0), (0.001, 4),
+@pytest.mark.parametrize("half, digits", [(0.0251, 2), (0.0149, 3), (0.25, 1), (3.2, 0), (12.0, 0), (39287.0, -4), (0.001, 4),
                                           (0.0019, 4)])
 def test_decimals_follow_the_half_width(half, digits):
     assert decimals_for(half) == digits
@@ -13,8 +13,11 @@ def test_decimals_follow_the_half_width(half, digits):
 def test_format_interval():
     assert format_interval(0.73024, 0.0251) == "0.73 ± 0.03"
     assert format_interval(0.73024, 0.0149) == "0.730 ± 0.015"
-    assert format_interval(1234.7, 31.0) == "1235 ± 31"
-    assert format_interval(2.5, 0) == "2.5 ± 0"
+    assert format_interval(1234.7, 31.0) == "1230 ± 30"
+    assert format_interval(563927.0, 39287.0) == "560000 ± 40000"
+    assert format_interval(17.3, 1.2) == "17.3 ± 1.2"
+    assert format_interval(2.5, 0) == "2.5 (no spread)"
+    assert format_interval(0.8329999999999999, 3e-16) == "0.833 (no spread)"
 
 
 @pytest.mark.parametrize("bad, error", [(0.0, ValueError), (-1.0, ValueError), (np.inf, ValueError),
