@@ -144,7 +144,7 @@ class MST(PrivateEstimator):
         self.domain_sizes_ = sizes
         third = epsilon / 3
         self.budget_ = {"one-way marginals": (third, 0.0), "tree selection": (third, 0.0),
-                        "two-way marginals": (epsilon - 2 * third, delta)}
+                        "two-way marginals": (third if math.isinf(epsilon) else epsilon - 2 * third, delta)}
         self.sensitivity_ = {"one-way marginals": HISTOGRAM_L2, "tree selection": HISTOGRAM_L1,
                              "two-way marginals": HISTOGRAM_L2}
         self.noise_ = {"one-way sigma": sigma1, "selection epsilon per edge": eps_select, "two-way sigma": sigma2}
