@@ -65,6 +65,11 @@ def test_parameters_cell(path):
         assert "#" in lines[stmt.end_lineno - 1], f"parameter {stmt.target.id} needs a one-line comment"
         names.add(stmt.target.id)
     assert {"seed", "output_dir"} <= names
+    import papermill
+
+    shown = papermill.inspect_notebook(str(path))
+    assert set(shown) == names, f"papermill cannot parse {sorted(names - set(shown))} (no '=' in a comment)"
+    assert all(p["inferred_type_name"] != "None" and p["help"] for p in shown.values())
     following = nb.cells[nb.cells.index(tagged[0]) + 1]
     assert "check_parameters(globals())" in following.source, \
         "the cell after the parameters must validate them: check_parameters(globals()) and range checks"
@@ -96,3 +101,16 @@ def test_papermill_run_on_another_machine_reproduces_outputs_and_verdicts(path, 
     committed = nbformat.read(path, as_version=4)
     executed = nbformat.read(tmp_path / path.name, as_version=4)
     assert output_differences(committed, executed) == []
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_every_profile_names_only_declared_parameters(path):
+    from dpnb.run import UsageError, available_profiles, plan
+
+    profiles = available_profiles([p.stem for p in NOTEBOOKS], path.parent)
+    assert "paper" in profiles, "make run PROFILE=paper needs a paper profile somewhere"
+    for profile in profiles:
+        try:
+            plan([path], profile, {}, path.parent)
+        except UsageError as exc:
+            pytest.fail(f"profile {profile!r}: {exc}")

@@ -1,0 +1,88 @@
+"""Every Gaussian-model fit against the Gram-matrix floor (issue goal: <= 1.5x, extra memory <= 1x).
+
+``python -m benchmarks.gram_floor [--rows N]`` times, with one BLAS thread, one Gram matrix
+``X^T X`` of an ``N x 77`` float64 input (500,000 rows by default) and each estimator's ``fit``
+on the same input (inside its public bounds), and prints median-time ratios and extra peak
+memory (tracemalloc, NumPy allocations included) as a multiple of the input's size, beside the
+goals. Ratios are measured in one run, so they compare like with like on whatever machine runs
+them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+import tracemalloc
+
+import numpy as np
+from threadpoolctl import threadpool_limits
+
+from dpnb.component_analysis import DPPCAPublisher
+from dpnb.dppro import DPPro
+from dpnb.pca_gauss import PCAGauss
+from dpnb.private_pca import ModSULQ
+from dpnb.report import markdown_table
+from dpnb.ron_gauss import RONGauss
+
+GOAL_TIME, GOAL_MEMORY = 1.5, 1.0
+
+
+def cases(X_box, X_sym, X_ball, labels, basis):
+    """Name -> zero-argument fit."""
+    return {
+        "RONGauss unsupervised": lambda: RONGauss(8, 1.0, random_state=0).fit(X_sym),
+        "RONGauss supervised": lambda: RONGauss(8, 1.0, mode="supervised", label_bound=1.0, random_state=0)
+        .fit(X_sym, X_sym[:, 0]),
+        "RONGauss gmm": lambda: RONGauss(8, 1.0, mode="gmm", random_state=0).fit(X_sym, labels),
+        "PCAGauss (public basis)": lambda: PCAGauss(8, 1.0, basis=basis, random_state=0).fit(X_sym),
+        "DPPCAPublisher": lambda: DPPCAPublisher(8, 1.0, random_state=0).fit(X_box),
+        "MOD-SULQ": lambda: ModSULQ(8, 1.0, 1e-5, random_state=0).fit(X_ball),
+        "DPPro release": lambda: DPPro(8, 1.0, 1e-5, random_state=0).fit(X_box),
+    }
+
+
+def _median_seconds(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - start)
+    return statistics.median(times)
+
+
+def _extra_peak(fn) -> int:
+    tracemalloc.start()
+    fn()
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    return peak
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=500_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    args = parser.parse_args(argv)
+    rng = np.random.default_rng(0)
+    X_box = rng.random((args.rows, 77))
+    X_sym = 2 * X_box - 1
+    X_ball = X_sym / np.sqrt(77)
+    labels = (X_box[:, 0] > 0.5).astype(int)
+    basis = np.linalg.qr(rng.standard_normal((77, 8)))[0]
+    size = X_box.nbytes
+    rows = []
+    with threadpool_limits(1):
+        gram = _median_seconds(lambda: X_box.T @ X_box, args.repeat)
+        for name, fit in cases(X_box, X_sym, X_ball, labels, basis).items():
+            fit()  # warm-up
+            ratio = _median_seconds(fit, args.repeat) / gram
+            memory = _extra_peak(fit) / size
+            rows.append({"fit": name, "time / Gram": ratio, "goal": GOAL_TIME, "extra memory / input": memory,
+                         "memory goal": GOAL_MEMORY, "meets both": ratio <= GOAL_TIME and memory <= GOAL_MEMORY})
+    print(f"Gram matrix X^T X of {args.rows} x 77 float64, one BLAS thread: {gram:.3f} s")
+    print(markdown_table(rows, precision=2))
+
+
+if __name__ == "__main__":
+    main()
