@@ -48,9 +48,10 @@ book-check: book
 lab: venv
 	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
-## make benchmark: timing and memory of the mechanisms (not part of make test)
+## make benchmark: timing and memory of the mechanisms, and every fit against the Gram-matrix floor (not part of make test)
 benchmark: venv
 	$(BIN)/python -m benchmarks
+	$(BIN)/python -m benchmarks.gram_floor
 
 ## make constraints: re-pin every dependency after changing pyproject.toml
 constraints: venv

@@ -33,3 +33,15 @@ def test_markdown_table_bad_input():
 def test_show_markdown_outside_notebook(capsys):
     show_markdown("**x**")  # IPython's display prints the repr outside a kernel
     assert capsys.readouterr().out.strip() != ""
+
+
+def test_use_style_sets_a_legible_theme():
+    import matplotlib.pyplot as plt
+    import pytest
+
+    from dpnb.report import use_style
+
+    use_style((5, 3))
+    assert plt.rcParams["figure.dpi"] == 100 and tuple(plt.rcParams["figure.figsize"]) == (5.0, 3.0)
+    with pytest.raises(ValueError, match="figsize"):
+        use_style((5,))
