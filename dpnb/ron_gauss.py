@@ -17,7 +17,7 @@ Bounded DP: two datasets of the same size ``n`` differ in one row (features, and
 the supervised modes). **No bound on the raw features is assumed**: pre-normalisation maps
 every row to the unit sphere (an all-zero row stays zero), a per-row map that keeps neighbours
 neighbours, so every privacy argument only uses ``||x_i||_2 <= 1``. Labels (``mode=
-"supervised"``) are clipped to the public range ``[-label_range, label_range]``. In ``mode="gmm"``
+"supervised"``) are clipped to the public range ``[-label_bound, label_bound]``. In ``mode="gmm"``
 the class sizes ``n_c`` are treated as public (paper Section 4.2.3.3): the guarantee covers
 neighbours that keep each record's label; a change of label is not protected at all, since
 ``n_c`` are used exactly (see :attr:`RONGauss.class_counts_`).
@@ -26,11 +26,11 @@ Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
 ---------------------------------------------------------------------------
 * Lemma 4 (``2 sqrt(p) / n``) uses ``||A||_1 <= sqrt(p) ||A||_F`` for a ``p x p`` matrix, which
   only holds with ``p`` in place of ``sqrt(p)``. The module adds noise on the upper triangle
-  (mirrored) with the upper-triangle L1 sensitivity ``sqrt(p (p + 3) / 2) / n``
+  (mirrored) with the upper-triangle L1 bound ``sqrt(p (p + 3) / 2) / n``
   (:func:`covariance_sensitivity`). Lemma 5 inherits the same correction.
 * Algorithm 2 as written (QR of a matrix of i.i.d. ``U[0, 1]`` entries, no sign correction) does
-  not give Haar-distributed frames; ``projection="haar"`` (default) uses the QR of a Gaussian
-  matrix with the signs of ``diag(R)`` fixed (Mezzadri 2007). ``"paper"`` keeps the original.
+  not give Haar-distributed frames; ``projection="haar"`` (default) uses
+  :func:`dpnb.linalg.haar_stiefel`; ``"paper"`` keeps the original (:func:`algorithm2_projection`).
 """
 
 from __future__ import annotations
@@ -38,108 +38,230 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
-from .linalg import project_psd
+from .estimator import PrivateEstimator, split_budget
+from .linalg import haar_stiefel, project_psd, top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
-from .validation import (check_array, check_epsilon, check_integer, check_n_components,
-                         check_positive, check_random_state)
+from .validation import (
+    check_array,
+    check_epsilon,
+    check_integer,
+    check_n_components,
+    check_positive,
+    check_random_state,
+)
 
 MODES = ("unsupervised", "supervised", "gmm")
 PROJECTIONS = ("haar", "paper")
+CALIBRATIONS = ("corrected", "paper")
+PARTS = ("upper", "full")
 
 
-def random_orthonormal_projection(m, p, random_state=None, method="haar") -> np.ndarray:
-    """An ``m x p`` matrix ``W`` with ``W^T W = I_p`` (paper Algorithm 2), drawn independently of data.
+def _check_choice(value, name, allowed):
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def algorithm2_projection(n_features, n_components, *, take="columns", random_state=None) -> np.ndarray:
+    """The paper's non-Haar random orthonormal frame (Algorithm 2), kept for the audit.
+
+    ``Q`` is the orthogonal factor of the QR factorisation of an ``m x m`` matrix of i.i.d.
+    ``U[0, 1]`` entries (no sign correction). Its first column is ``a_1 / ||a_1||`` up to sign,
+    with ``a_1 > 0`` entrywise, so it lies close to ``1 / sqrt(m)``: the frame is orthonormal
+    but not Haar-distributed (paper Theorem 2 is stated for Haar frames).
 
     Parameters
     ----------
-    m, p : int
-        Original and projected dimensions, ``1 <= p <= m``.
+    n_features, n_components : int
+        ``m`` and ``p``, ``1 <= p <= m``.
+    take : {"columns", "rows"}
+        ``"columns"``: the first ``p`` columns of ``Q`` (the paper's text, Sec. 4.2.2);
+        ``"rows"``: the first ``p`` rows of ``Q`` (the authors' reference code).
     random_state : None, int, SeedSequence or Generator
-    method : {"haar", "paper"}
-        ``"haar"``: reduced QR of an ``m x p`` standard Gaussian matrix, each column multiplied by
-        the sign of the matching diagonal entry of ``R``; ``W`` is then uniform (Haar) on the
-        Stiefel manifold, the law Meckes's theorem (paper Theorem 2) is stated for.
-        ``"paper"``: Algorithm 2 verbatim, the first ``p`` columns of ``Q`` from the QR of an
-        ``m x m`` matrix of i.i.d. ``U[0, 1]`` entries; orthonormal but not Haar (its first
-        column is close to the all-ones direction).
 
     Returns
     -------
-    ndarray of shape (m, p)
+    ndarray of shape (n_components, n_features)
+        Orthonormal rows (the layout of :attr:`RONGauss.components_`).
     """
-    m = check_integer(m, "m (the data dimension)")
-    p = check_n_components(p, m, name="p")
-    if method not in PROJECTIONS:
-        raise ValueError(f"method must be one of {PROJECTIONS}, got {method!r}")
-    rng = check_random_state(random_state)
-    if method == "paper":
-        Q, _ = np.linalg.qr(rng.random((m, m)))
-        return Q[:, :p]
-    Q, R = np.linalg.qr(rng.standard_normal((m, p)))
-    signs = np.sign(np.diag(R))
-    signs[signs == 0] = 1.0
-    return Q * signs
+    m = check_integer(n_features, "n_features")
+    p = check_n_components(n_components, m)
+    _check_choice(take, "take", ("columns", "rows"))
+    Q, _ = np.linalg.qr(check_random_state(random_state).random((m, m)))
+    return Q[:, :p].T if take == "columns" else Q[:p].copy()
 
 
 def unit_rows(X) -> np.ndarray:
     """Scale every row to unit L2 norm (Algorithm 1, steps 1 and 4); all-zero rows stay zero."""
     X = check_array(X, ndim=2)
-    norms = np.linalg.norm(X, axis=1, keepdims=True)
-    return np.divide(X, norms, out=np.zeros_like(X), where=norms > 0)
+    return X * _row_norms(X)[1][:, None]
 
 
-def mean_sensitivity(m, n) -> float:
+def mean_sensitivity(n_features, n_samples) -> float:
     """L1 sensitivity ``2 sqrt(m) / n`` of the mean of ``n`` rows of norm <= 1 in R^m (Lemma 2; tight)."""
-    return 2.0 * np.sqrt(check_positive(m, "m")) / check_positive(n, "n")
+    return 2.0 * np.sqrt(check_positive(n_features, "n_features")) / check_positive(n_samples, "n_samples")
 
 
-def covariance_sensitivity(p, n, label_range=None, *, part="upper", published=False) -> float:
+def covariance_sensitivity(n_components, n_samples, label_bound=None, *, part="upper",
+                           calibration="corrected") -> float:
     """L1 sensitivity of the second-moment matrix ``(1/n) sum z_i z_i^T`` (Eq. 2, or Eq. 3 with a label).
 
-    Rows are ``z_i = x_i`` (``label_range`` None) or ``z_i = (x_i, y_i)`` with ``||x_i||_2 <= 1``
-    in R^p and ``|y_i| <= label_range``; neighbours differ in one row.
+    Rows are ``z_i = x_i`` (``label_bound`` None) or ``z_i = (x_i, y_i)`` with ``||x_i||_2 <= 1``
+    in R^p and ``|y_i| <= label_bound``; neighbours differ in one row.
 
     Parameters
     ----------
-    p : int
-        Projected dimension.
-    n : int
-        Number of rows (public).
-    label_range : float, optional
+    n_components : int
+        Projected dimension ``p``.
+    n_samples : int
+        Number of rows ``n`` (public).
+    label_bound : float, optional
         The label bound ``a`` of Lemma 5.
     part : {"upper", "full"}
         ``"upper"``: the upper triangle with the diagonal, as a vector (what mirrored noise
-        needs): ``sqrt(p (p + 3) / 2) + 2 a sqrt(p) + a^2``, over ``n``.
+        needs): the bound ``sqrt(p (p + 3) / 2) + 2 a sqrt(p) + a^2``, over ``n``. It is an upper
+        bound, not the exact value (at ``p = 16`` the extremal pair found reaches 12.04 vs 12.33).
         ``"full"``: every entry (i.i.d. noise on all entries, as the paper adds it):
-        ``sqrt(2) p + 4 a sqrt(p) + a^2``, over ``n``.
-    published : bool
-        Return the paper's value instead, ``(2 sqrt(p) + 4 a sqrt(p) + a^2) / n`` (Lemmas 4-5,
-        full matrix); it is too small for ``p >= 3``.
+        ``sqrt(2) p + 4 a sqrt(p) + a^2``, over ``n``; the block term is attained for even ``p``
+        (:func:`covariance_extremal_pair`).
+    calibration : {"corrected", "paper"}
+        ``"paper"`` returns the published value ``(2 sqrt(p) + 4 a sqrt(p) + a^2) / n`` (Lemmas
+        4-5, full matrix; ``part`` is ignored); it is too small for ``p >= 3``.
     """
-    p = check_positive(p, "p")
-    n = check_positive(n, "n")
-    a = 0.0 if label_range is None else check_positive(label_range, "label_range")
-    if part not in ("upper", "full"):
-        raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
-    if published:
+    p = check_positive(n_components, "n_components")
+    n = check_positive(n_samples, "n_samples")
+    a = 0.0 if label_bound is None else check_positive(label_bound, "label_bound")
+    _check_choice(part, "part", PARTS)
+    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
     if part == "upper":
         return (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
     return (np.sqrt(2) * p + 4 * a * np.sqrt(p) + a * a) / n
 
 
-def mle_covariance_sensitivity(p, n, *, published=False) -> float:
+def covariance_extremal_pair(n_components) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors ``u, v`` in R^p whose change ``D = u u^T - v v^T`` has every entry ``+-sqrt(2)/p``.
+
+    For even ``p``, take orthogonal sign vectors ``s, t`` (``t`` flips the second half of ``s =
+    1``), ``a = s / sqrt(p)``, ``b = t / sqrt(p)`` and ``u = cos(pi/8) a + sin(pi/8) b``, ``v =
+    -sin(pi/8) a + cos(pi/8) b``. Then ``D = (a a^T - b b^T + a b^T + b a^T) / sqrt(2)``, whose
+    entries all have magnitude ``sqrt(2) / p``: ``||D||_1 = sqrt(2) p`` attains the corrected
+    Lemma 4 bound ``p ||D||_F`` (one record replaced, so the sensitivity is this over ``n``), and
+    ``||triu D||_1 = (p + 1) / sqrt(2)``.
+
+    Parameters
+    ----------
+    n_components : int
+        Even ``p >= 2``.
+    """
+    p = check_integer(n_components, "n_components", minimum=2)
+    if p % 2:
+        raise ValueError(f"n_components must be even (orthogonal sign vectors need it), got {p}")
+    a = np.ones(p) / np.sqrt(p)
+    b = a.copy()
+    b[p // 2:] *= -1
+    c, s = np.cos(np.pi / 8), np.sin(np.pi / 8)
+    return c * a + s * b, -s * a + c * b
+
+
+def mle_covariance_sensitivity(n_components, n_samples, *, calibration="corrected") -> float:
     """Full-matrix L1 sensitivity of the mean-centred (MLE) covariance of rows with norm <= 1 (Appendix B).
 
     Corrected: ``4 sqrt(2) p (n - 1) / n^2`` (same order ``1/n`` as Eq. 2, not ``n`` times
-    larger). ``published=True`` gives Lemma 6's ``(2 sqrt(p) + 2 n sqrt(p)) / n``.
+    larger). ``calibration="paper"`` gives Lemma 6's ``(2 sqrt(p) + 2 n sqrt(p)) / n``.
     """
-    p = check_positive(p, "p")
-    n = check_positive(n, "n")
-    if published:
+    p = check_positive(n_components, "n_components")
+    n = check_positive(n_samples, "n_samples")
+    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return (2 * np.sqrt(p) + 2 * n * np.sqrt(p)) / n
     return 4 * np.sqrt(2) * p * (n - 1) / n**2
+
+
+# ---------------------------------------------------------------------------------------
+# Comparison methods of the paper's Section 5 (identity queries after a projection)
+# ---------------------------------------------------------------------------------------
+def projected_identity_sensitivity(basis) -> float:
+    """L1 sensitivity ``2 sqrt(k) ||B||_2`` of releasing ``X B^T`` for rows ``||x|| <= 1`` (one row replaced).
+
+    ``||B (x - x')||_1 <= sqrt(k) ||B (x - x')||_2 <= sqrt(k) ||B||_2 ||x - x'||_2 <= 2 sqrt(k) ||B||_2``
+    for a ``k x m`` basis ``B``; data-independent, so it may calibrate noise.
+    """
+    B = check_array(basis, ndim=2, name="basis")
+    return 2.0 * np.sqrt(B.shape[0]) * float(np.linalg.norm(B, 2))
+
+
+def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
+    """Li et al.'s release: a Bernoulli random projection plus the Laplace identity query (epsilon-DP).
+
+    ``R`` has i.i.d. entries ``+-1/sqrt(k)`` (data-independent), the release is
+    ``X R^T + Lap(b)`` with ``b = 2 sqrt(k) ||R||_2 / epsilon`` (:func:`projected_identity_sensitivity`).
+
+    Parameters
+    ----------
+    X_unit : ndarray (n_samples, n_features)
+        Rows of L2 norm <= 1 (e.g. :func:`unit_rows`).
+    n_components : int
+    epsilon : float (``inf``: no noise)
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    Z : ndarray (n_samples, n_components)
+        The released rows.
+    basis : ndarray (n_components, n_features)
+        ``R``; map test rows with ``unit_rows(X) @ basis.T``.
+    """
+    X = check_array(X_unit, ndim=2, name="X_unit")
+    k = check_n_components(n_components, X.shape[1])
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    R = rng.choice([-1.0, 1.0], size=(k, X.shape[1])) / np.sqrt(k)
+    return laplace_mechanism(X @ R.T, projected_identity_sensitivity(R), eps, random_state=rng), R
+
+
+def pca_identity(X_unit, n_components, epsilon, *, random_state=None):
+    """Jiang et al.'s release: DP-PCA (``epsilon/2``) then the Laplace identity query (``epsilon/2``).
+
+    The PCA basis is the top-``k`` eigenvectors of the second moment of the rows with mirrored
+    Laplace noise of the corrected Lemma 4 sensitivity at ``p = m``
+    (``covariance_sensitivity(m, n)``); the release is ``X V + Lap(2 sqrt(k) / (epsilon / 2))``.
+
+    Returns
+    -------
+    Z : ndarray (n_samples, n_components)
+    basis : ndarray (n_components, n_features)
+        ``V^T``; map test rows with ``unit_rows(X) @ basis.T``.
+    """
+    X = check_array(X_unit, ndim=2, name="X_unit")
+    n, m = X.shape
+    k = check_n_components(n_components, m)
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    S = symmetric_laplace_mechanism(X.T @ X / n, covariance_sensitivity(m, n), eps / 2, random_state=rng)
+    V = top_eigenvectors(S, k)[1].T
+    return laplace_mechanism(X @ V.T, projected_identity_sensitivity(V), eps / 2, random_state=rng), V
+
+
+def _row_norms(X) -> tuple[np.ndarray, np.ndarray]:
+    """``(||x_i||^2, 1 / ||x_i||)`` per row (0 for an all-zero row): Algorithm 1, step 1, without copying ``X``."""
+    sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
+    return sq, np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+
+
+def _preprocess_project(XW, x_mu, sq, inv_norms, mu, components) -> np.ndarray:
+    """``W^T unit(unit(x_i) - mu)`` per row (Algorithm 1 steps 1-4, then Algorithm 2) from row statistics.
+
+    ``XW = X W`` (n x p) and ``x_mu = X mu`` come from one product of ``X`` with ``[W, mu]``; the norm
+    of ``unit(x_i) - mu`` follows from ``||s x - mu||^2 = s^2 ||x||^2 - 2 s <x, mu> + ||mu||^2`` with
+    ``s = 1 / ||x||`` (0 for a zero row). No ``n x m`` temporary is made.
+    """
+    r = np.sqrt(np.clip(inv_norms**2 * sq - 2 * inv_norms * x_mu + mu @ mu, 0.0, None))
+    Z = XW * inv_norms[:, None] - components @ mu
+    return np.divide(Z, r[:, None], out=np.zeros_like(Z), where=r[:, None] > 0)
 
 
 def _gaussian_sample(mean, cov, size, rng) -> np.ndarray:
@@ -148,7 +270,7 @@ def _gaussian_sample(mean, cov, size, rng) -> np.ndarray:
     return mean + rng.standard_normal((size, cov.shape[0])) @ (V * np.sqrt(np.clip(w, 0, None))).T
 
 
-class RONGauss:
+class RONGauss(TransformerMixin, PrivateEstimator):
     """RON-Gauss synthetic-data generator (paper Algorithms 1-5), epsilon-DP.
 
     Parameters
@@ -157,13 +279,13 @@ class RONGauss:
         Projected dimension ``p`` (``1 <= p <= m``; ``p = m`` is a random rotation, i.e. the
         Gaussian model without dimensionality reduction).
     epsilon : float
-        Total budget ``epsilon = epsilon_mu + epsilon_Sigma`` (Theorems 3-5). ``math.inf`` turns
-        all noise off: non-private, only for the generative-model demo of Section 6.3.
+        Total budget ``epsilon = epsilon_mu + epsilon_Sigma`` (Theorems 3-5). ``numpy.inf`` turns
+        all noise off: the non-private limit, e.g. for the generative-model demo of Section 6.3.
     mode : {"unsupervised", "supervised", "gmm"}
         Algorithm 3, 4 or 5.
     mean_fraction : float in (0, 1)
         ``epsilon_mu / epsilon``; the paper uses 0.3 (Section 5.2).
-    label_range : float
+    label_bound : float
         Public label bound ``a`` (supervised mode only); labels are clipped to ``[-a, a]``.
     reconstruct : bool
         Return samples in R^m as ``W x_tilde`` instead of R^p.
@@ -171,32 +293,36 @@ class RONGauss:
         Add the DP mean back (``W^T mu_dp`` in R^p, ``mu_dp`` in R^m); not for ``"gmm"``, where
         Algorithm 5 always samples around the class means.
     projection : {"haar", "paper"}
-        See :func:`random_orthonormal_projection`.
+        ``"haar"``: :func:`dpnb.linalg.haar_stiefel`; ``"paper"``: :func:`algorithm2_projection`.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
     ----------
-    components_ : ndarray (m, p)
-        The projection ``W``.
-    mean_ : ndarray (m,)
+    components_ : ndarray (n_components, n_features)
+        The projection ``W^T`` (orthonormal rows); projected rows are ``x_bar @ components_.T``.
+    mean_ : ndarray (n_features,)
         DP mean (unsupervised/supervised).
     covariance_ : ndarray
-        DP second-moment matrix after projection onto the PSD cone (what is sampled from).
+        DP second-moment matrix after projection onto the PSD cone (what is sampled from);
+        ``(p + 1) x (p + 1)`` in supervised mode, the label last.
     class_means_, class_covariances_, classes_, class_counts_ : gmm mode only
         ``class_counts_`` are exact: they are public by assumption.
-    epsilon_mean_, epsilon_covariance_ : float
-    covariance_sensitivity_ : float
-        Upper-triangle L1 sensitivity used (per class in gmm mode: a dict).
+    budget_ : dict
+        ``{"mean": (epsilon_mu, 0.0), "covariance": (epsilon_Sigma, 0.0)}``; in gmm mode each
+        class spends the same amounts on its own rows (parallel composition, ``n_c`` public).
+    sensitivity_ : dict
+        ``{"mean": ..., "covariance": ...}``: L1 sensitivities the noise was calibrated to
+        (covariance: upper triangle). In gmm mode each value is an array over ``classes_``.
+    n_features_in_ : int
     """
 
-    def __init__(self, n_components, epsilon, *, mode="unsupervised", mean_fraction=0.3,
-                 label_range=None, reconstruct=False, add_mean=False, projection="haar",
-                 random_state=None):
+    def __init__(self, n_components=2, epsilon=1.0, *, mode="unsupervised", mean_fraction=0.3,
+                 label_bound=None, reconstruct=False, add_mean=False, projection="haar", random_state=None):
         self.n_components = n_components
         self.epsilon = epsilon
         self.mode = mode
         self.mean_fraction = mean_fraction
-        self.label_range = label_range
+        self.label_bound = label_bound
         self.reconstruct = reconstruct
         self.add_mean = add_mean
         self.projection = projection
@@ -204,148 +330,148 @@ class RONGauss:
 
     # -- validation ---------------------------------------------------------------------
     def _check_params(self):
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
-        if self.projection not in PROJECTIONS:
-            raise ValueError(f"projection must be one of {PROJECTIONS}, got {self.projection!r}")
+        epsilon, _ = self._check_privacy(needs_delta=False)
+        _check_choice(self.mode, "mode", MODES)
+        _check_choice(self.projection, "projection", PROJECTIONS)
         frac = self.mean_fraction
-        if isinstance(frac, bool) or not isinstance(frac, numbers.Real) or not 0 < frac < 1:
+        if isinstance(frac, bool) or not isinstance(frac, numbers.Real):
+            raise TypeError(f"mean_fraction must be a real number in (0, 1), got {type(frac).__name__}")
+        if not 0 < frac < 1:
             raise ValueError(f"mean_fraction must lie in (0, 1), e.g. 0.3, got {frac!r}")
-        if isinstance(self.epsilon, numbers.Real) and not isinstance(self.epsilon, bool) \
-                and self.epsilon == np.inf:
-            self.private_ = False
-            self.epsilon_mean_ = self.epsilon_covariance_ = np.inf
-        else:
-            eps = check_epsilon(self.epsilon)
-            self.private_ = True
-            self.epsilon_mean_, self.epsilon_covariance_ = frac * eps, (1 - frac) * eps
+        for name in ("reconstruct", "add_mean"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
         if self.mode == "supervised":
-            if self.label_range is None:
-                raise ValueError("mode='supervised' needs label_range (the public bound a with y in [-a, a])")
-            check_positive(self.label_range, "label_range")
-        elif self.label_range is not None:
-            raise ValueError("label_range is only used with mode='supervised'; leave it None")
+            if self.label_bound is None:
+                raise ValueError("mode='supervised' needs label_bound (the public bound a with y in [-a, a])")
+            check_positive(self.label_bound, "label_bound")
+        elif self.label_bound is not None:
+            raise ValueError("label_bound is only used with mode='supervised'; leave it None")
         if self.add_mean and self.mode == "gmm":
             raise ValueError("add_mean does not apply to mode='gmm' (Algorithm 5 always uses the class means)")
+        self.budget_ = split_budget(epsilon, 0.0, {"mean": (frac, 0.0), "covariance": (1 - frac, 0.0)})
 
-    # -- Algorithm 1 ----------------------------------------------------------------------
-    def _dp_mean(self, X_unit, rng):
-        """Laplace DP mean of unit-norm rows, sensitivity 2 sqrt(m)/n (Lemma 2)."""
-        n, m = X_unit.shape
-        mu = X_unit.mean(axis=0)
-        if not self.private_:
-            return mu
-        return laplace_mechanism(mu, mean_sensitivity(m, n), self.epsilon_mean_, random_state=rng)
+    def _check_y(self, y, n):
+        if self.mode == "unsupervised":
+            return None
+        if y is None:
+            raise ValueError(f"mode={self.mode!r} needs labels y")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be 1-dimensional with {n} entries (one per row of X), got shape {y.shape}")
+        return check_array(y, ndim=1, name="y") if self.mode == "supervised" else y
 
-    def _dp_second_moment(self, Z, label_range, rng):
+    # -- Algorithm 1 and the covariance step --------------------------------------------
+    def _dp_mean(self, mean, sensitivity, rng):
+        """Laplace DP release of the mean of the pre-normalised rows (Lemma 2: ``2 sqrt(m) / n``)."""
+        return laplace_mechanism(mean, sensitivity, self.budget_["mean"][0], random_state=rng)
+
+    def _dp_second_moment(self, Z, label_bound, rng):
         """(1/n) Z^T Z with mirrored Laplace noise (corrected Lemma 4/5), then PSD projection."""
         n, q = Z.shape
-        p = q if label_range is None else q - 1
-        S = Z.T @ Z / n
-        sens = covariance_sensitivity(p, n, label_range)
-        if self.private_:
-            S = symmetric_laplace_mechanism(S, sens, self.epsilon_covariance_, random_state=rng)
+        sens = covariance_sensitivity(q if label_bound is None else q - 1, n, label_bound)
+        S = symmetric_laplace_mechanism(Z.T @ Z / n, sens, self.budget_["covariance"][0], random_state=rng)
         return project_psd(S), sens
+
+    def _draw_projection(self, m, p, rng):
+        if self.projection == "paper":
+            return algorithm2_projection(m, p, random_state=rng)
+        return haar_stiefel(m, p, random_state=rng).T
 
     # -- public API -----------------------------------------------------------------------
     def fit(self, X, y=None):
         """Fit the DP model to ``X`` (n x m; any finite values, rows are normalised inside).
 
-        ``y``: required for ``"supervised"`` (real labels, clipped to ``[-label_range,
-        label_range]``) and ``"gmm"`` (class labels; each class needs >= 1 row); must be
-        None for ``"unsupervised"``.
+        ``y``: required for ``"supervised"`` (real labels, clipped to ``[-label_bound,
+        label_bound]``) and ``"gmm"`` (class labels; each class needs >= 1 row); ignored for
+        ``"unsupervised"``.
         """
         self._check_params()
         X = check_array(X, ndim=2)
         n, m = X.shape
         p = check_n_components(self.n_components, m)
-        rng = check_random_state(self.random_state)
-        if self.mode == "unsupervised" and y is not None:
-            raise ValueError("mode='unsupervised' takes no y; use mode='supervised' or 'gmm'")
-        if self.mode != "unsupervised":
-            if y is None:
-                raise ValueError(f"mode={self.mode!r} needs labels y")
-            y = np.asarray(y)
-            if y.ndim != 1 or y.shape[0] != n:
-                raise ValueError(f"y must be 1-dimensional with {n} entries (one per row of X), got shape {y.shape}")
+        y = self._check_y(y, n)
+        rng = self._make_rng()
         self.n_features_in_ = m
         self._rng = rng  # sample() continues this stream
-        self.components_ = random_orthonormal_projection(m, p, rng, method=self.projection)
-        X_unit = unit_rows(X)
+        self.components_ = self._draw_projection(m, p, rng)
+        sq, inv_norms = _row_norms(X)
         if self.mode == "gmm":
-            self._fit_gmm(X_unit, y, rng)
+            self._fit_gmm(X, sq, inv_norms, y, rng)
             return self
-        self.mean_ = self._dp_mean(X_unit, rng)
-        Xt = self._center_project(X_unit)
+        mean_sens = mean_sensitivity(m, n)
+        self.mean_ = self._dp_mean(inv_norms @ X / n, mean_sens, rng)
+        XA = X @ np.column_stack([self.components_.T, self.mean_])
+        Xt = _preprocess_project(XA[:, :p], XA[:, p], sq, inv_norms, self.mean_, self.components_)
+        a = None
         if self.mode == "supervised":
-            a = float(self.label_range)
-            yc = np.clip(check_array(y, ndim=1, name="y"), -a, a)
-            self.covariance_, self.covariance_sensitivity_ = self._dp_second_moment(
-                np.column_stack([Xt, yc]), a, rng)
-        else:
-            self.covariance_, self.covariance_sensitivity_ = self._dp_second_moment(Xt, None, rng)
+            a = float(self.label_bound)
+            Xt = np.column_stack([Xt, np.clip(y, -a, a)])
+        self.covariance_, cov_sens = self._dp_second_moment(Xt, a, rng)
+        self.sensitivity_ = {"mean": mean_sens, "covariance": cov_sens}
         return self
 
-    def _fit_gmm(self, X_unit, y, rng):
-        """Algorithm 5: per class c, DP mean and DP second moment of its own rows (n_c public)."""
-        classes, counts = np.unique(y, return_counts=True)
-        if classes.size < 1:
-            raise ValueError("y has no classes")
-        self.classes_, self.class_counts_ = classes, counts
-        self.class_means_, self.class_covariances_, self.covariance_sensitivity_ = [], [], {}
-        for c in classes:
-            Xc = X_unit[y == c]
-            mu = self._dp_mean(Xc, rng)
-            cov, sens = self._dp_second_moment(self._center_project(Xc, mu), None, rng)
-            self.class_means_.append(mu)
-            self.class_covariances_.append(cov)
-            self.covariance_sensitivity_[c] = sens
-        self.class_means_ = np.array(self.class_means_)
+    def _fit_gmm(self, X, sq, inv_norms, y, rng):
+        """Algorithm 5: per class c, DP mean and DP second moment of its own rows (n_c public).
 
-    def _center_project(self, X_unit, mu=None):
-        """Algorithm 1 steps 3-4 and Algorithm 2: centre with the DP mean, re-normalise, project."""
-        mu = self.mean_ if mu is None else mu
-        return unit_rows(X_unit - mu) @ self.components_
-
-    def _check_fitted(self):
-        if not hasattr(self, "components_"):
-            raise ValueError("this RONGauss is not fitted yet; call fit(X[, y]) first")
+        The class means are released first (one pass over ``X`` for all classes), then one product
+        ``X [W, mu_1, ..., mu_K]`` serves every class's projection.
+        """
+        self.classes_, codes, self.class_counts_ = np.unique(y, return_inverse=True, return_counts=True)
+        n_classes, m, p = len(self.classes_), X.shape[1], self.components_.shape[0]
+        weights = np.zeros((X.shape[0], n_classes))
+        weights[np.arange(X.shape[0]), codes] = inv_norms
+        sums = weights.T @ X
+        mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in self.class_counts_])
+        self.class_means_ = np.array([self._dp_mean(sums[j] / self.class_counts_[j], mean_sens[j], rng)
+                                      for j in range(n_classes)])
+        XA = X @ np.column_stack([self.components_.T, self.class_means_.T])
+        covs, cov_sens = [], []
+        for j in range(n_classes):
+            rows = codes == j
+            Z = _preprocess_project(XA[rows, :p], XA[rows, p + j], sq[rows], inv_norms[rows], self.class_means_[j],
+                                    self.components_)
+            cov, s_cov = self._dp_second_moment(Z, None, rng)
+            covs.append(cov)
+            cov_sens.append(s_cov)
+        self.class_covariances_ = np.array(covs)
+        self.sensitivity_ = {"mean": mean_sens, "covariance": np.array(cov_sens)}
 
     def _output_space(self, Z):
         """Map projected rows to the released space: + W^T mu (add_mean), W . (reconstruct)."""
         W = self.components_
         if self.reconstruct:
-            Z = Z @ W.T
+            Z = Z @ W
             return Z + self.mean_ if self.add_mean else Z
-        return Z + self.mean_ @ W if self.add_mean else Z
+        return Z + W @ self.mean_ if self.add_mean else Z
 
     def sample(self, n_samples):
         """Draw synthetic rows from the fitted DP Gaussian model (post-processing, no extra budget).
 
         Returns
         -------
-        X_syn : ndarray (n_samples, p), or (n_samples, m) with ``reconstruct=True``
-            For ``"unsupervised"``.
-        (X_syn, y_syn) : for ``"supervised"`` (real labels, not clipped) and ``"gmm"`` (class
-            labels; class sizes multinomial with the public proportions ``n_c / n``; rows
-            shuffled).
+        X_syn : ndarray (n_samples, n_components), or (n_samples, n_features) with ``reconstruct=True``
+        y_syn : ndarray (n_samples,) or None
+            None for ``"unsupervised"``; real labels (not clipped) for ``"supervised"``; class
+            labels for ``"gmm"`` (class sizes multinomial with the public proportions ``n_c / n``;
+            rows shuffled). The pair is returned in every mode.
         """
-        self._check_fitted()
+        check_is_fitted(self, "components_")
         n_samples = check_integer(n_samples, "n_samples")
         rng = self._rng
-        p = self.components_.shape[1]
+        p = self.components_.shape[0]
         if self.mode == "unsupervised":
-            return self._output_space(_gaussian_sample(np.zeros(p), self.covariance_, n_samples, rng))
+            return self._output_space(_gaussian_sample(np.zeros(p), self.covariance_, n_samples, rng)), None
         if self.mode == "supervised":
             Z = _gaussian_sample(np.zeros(p + 1), self.covariance_, n_samples, rng)
             return self._output_space(Z[:, :p]), Z[:, p]
         sizes = rng.multinomial(n_samples, self.class_counts_ / self.class_counts_.sum())
-        parts = [_gaussian_sample(mu @ self.components_, cov, k, rng)
+        parts = [_gaussian_sample(self.components_ @ mu, cov, k, rng)
                  for mu, cov, k in zip(self.class_means_, self.class_covariances_, sizes)]
         order = rng.permutation(n_samples)
         X_syn = np.concatenate(parts)[order]
         y_syn = np.repeat(self.classes_, sizes)[order]
-        return (X_syn @ self.components_.T if self.reconstruct else X_syn), y_syn
+        return (X_syn @ self.components_ if self.reconstruct else X_syn), y_syn
 
     def transform(self, X):
         """Map real rows (e.g. a test set) to the space the synthetic rows live in.
@@ -355,12 +481,14 @@ class RONGauss:
         ``add_mean`` / ``reconstruct`` options. gmm: pre-normalise and project (Algorithm 5
         samples around ``W^T mu_c``, i.e. uncentred coordinates).
         """
-        self._check_fitted()
+        check_is_fitted(self, "components_")
         X = check_array(X, ndim=2)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}")
-        X_unit = unit_rows(X)
+        sq, inv_norms = _row_norms(X)
         if self.mode == "gmm":
-            Z = X_unit @ self.components_
-            return Z @ self.components_.T if self.reconstruct else Z
-        return self._output_space(self._center_project(X_unit))
+            Z = (X @ self.components_.T) * inv_norms[:, None]
+            return Z @ self.components_ if self.reconstruct else Z
+        XA = X @ np.column_stack([self.components_.T, self.mean_])
+        p = self.components_.shape[0]
+        return self._output_space(_preprocess_project(XA[:, :p], XA[:, p], sq, inv_norms, self.mean_, self.components_))

@@ -3,9 +3,26 @@
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
 
-from dpnb.ron_gauss import (RONGauss, covariance_sensitivity, mean_sensitivity, mle_covariance_sensitivity,
-                            random_orthonormal_projection, unit_rows)
+from dpnb.audit import LabelledBall, ReplaceRowL2Ball, search_sensitivity
+from dpnb.estimator import budget_total
+from dpnb.linalg import triangle
+from dpnb.ron_gauss import (
+    RONGauss,
+    algorithm2_projection,
+    bernoulli_identity,
+    covariance_extremal_pair,
+    covariance_sensitivity,
+    mean_sensitivity,
+    mle_covariance_sensitivity,
+    pca_identity,
+    projected_identity_sensitivity,
+    unit_rows,
+)
 from dpnb.stats import clopper_pearson, mean_ci, variance_ci
 
 
@@ -19,44 +36,31 @@ def second_moment(Z):
 
 
 # ------------------------------------------------------------------ projection (Algorithm 2)
-@pytest.mark.parametrize("method", ["haar", "paper"])
-def test_projection_is_orthonormal(method):
-    W = random_orthonormal_projection(12, 5, 0, method=method)
-    assert W.shape == (12, 5)
-    np.testing.assert_allclose(W.T @ W, np.eye(5), atol=1e-12)
+@pytest.mark.parametrize("take", ["columns", "rows"])
+def test_algorithm2_projection_is_orthonormal(take):
+    W = algorithm2_projection(12, 5, take=take, random_state=0)
+    assert W.shape == (5, 12)
+    np.testing.assert_allclose(W @ W.T, np.eye(5), atol=1e-12)
 
 
-@pytest.mark.parametrize("kwargs, match", [
-    (dict(m=5, p=6), "p must satisfy"), (dict(m=0, p=1), r"m \(the data dimension\) must be an integer >= 1"),
-    (dict(m=5, p=2, method="qr"), "method must be one of"), (dict(m=5.0, p=2), r"m \(the data dimension\) must be an integer >= 1"),
+@pytest.mark.parametrize("kwargs, error, match", [
+    ({"n_features": 5, "n_components": 6}, ValueError, "n_components must satisfy"),
+    ({"n_features": 0, "n_components": 1}, ValueError, "n_features must be an integer >= 1"),
+    ({"n_features": 5, "n_components": 2, "take": "diag"}, ValueError, "take must be one of"),
+    ({"n_features": 5.0, "n_components": 2}, TypeError, "n_features must be an integer"),
 ])
-def test_projection_bad_input(kwargs, match):
-    with pytest.raises(ValueError, match=match):
-        random_orthonormal_projection(random_state=0, **kwargs)
-
-
-def _first_entries(method, draws=1500, m=15, seed=3):
-    rng = np.random.default_rng(seed)
-    return np.array([random_orthonormal_projection(m, 2, rng, method=method)[:, 0] for _ in range(draws)])
-
-
-def test_haar_projection_matches_haar_marginal():
-    """Under Haar, (W11 + 1)/2 ~ Beta((m-1)/2, (m-1)/2), sign(W11) is a fair coin, E<w1, 1> = 0."""
-    m = 15
-    cols = _first_entries("haar", m=m)
-    assert stats.kstest((cols[:, 0] + 1) / 2, stats.beta((m - 1) / 2, (m - 1) / 2).cdf).pvalue > 0.001
-    lo, hi = clopper_pearson(int(np.sum(cols[:, 0] > 0)), len(cols), 0.999)
-    assert lo <= 0.5 <= hi
-    _, lo, hi = mean_ci(cols.sum(axis=1), 0.999)
-    assert lo <= 0.0 <= hi
+def test_algorithm2_projection_bad_input(kwargs, error, match):
+    with pytest.raises(error, match=match):
+        algorithm2_projection(random_state=0, **kwargs)
 
 
 def test_paper_projection_is_not_haar():
     """Algorithm 2 (QR of a U[0,1] matrix): first column in one orthant, aligned with the ones vector."""
     m = 15
-    cols = _first_entries("paper", m=m)
+    rng = np.random.default_rng(3)
+    cols = np.array([algorithm2_projection(m, 2, random_state=rng)[0] for _ in range(1500)])
     assert stats.kstest((cols[:, 0] + 1) / 2, stats.beta((m - 1) / 2, (m - 1) / 2).cdf).pvalue < 0.001
-    _, lo, hi = mean_ci(np.abs(cols.sum(axis=1)) / np.sqrt(m), 0.999)
+    _, lo, _hi = mean_ci(np.abs(cols.sum(axis=1)) / np.sqrt(m), 0.999)
     assert lo > 0.8  # ~ sqrt(3)/2 = 0.866, vs mean 0 under Haar
 
 
@@ -95,29 +99,38 @@ def test_covariance_sensitivity_holds_on_random_neighbours(a):
         if a is not None:
             Xp[0, p] = rng.uniform(-a, a)
         D = second_moment(X) - second_moment(Xp)
-        assert np.abs(np.triu(D)).sum() <= up + 1e-12
+        assert np.abs(triangle(D)).sum() <= up + 1e-12
         assert np.abs(D).sum() <= full + 1e-12
 
 
-def test_published_covariance_sensitivity_is_exceeded():
-    """The sign-vector pair of the notebook beats Lemma 4's 2 sqrt(p)/n for p >= 5."""
-    p, n = 8, 1
-    u = np.ones(p) / np.sqrt(p)
-    s = np.ones(p)
-    s[: p // 2] = -1
-    v = s / np.sqrt(p)
-    found = np.abs(np.outer(u, u) - np.outer(v, v)).sum()
-    assert found == pytest.approx(4 * (p // 2) * (p - p // 2) / p)
-    assert found > covariance_sensitivity(p, n, published=True)
-    assert found <= covariance_sensitivity(p, n, part="full")
-    assert covariance_sensitivity(2, 1, published=True) == pytest.approx(covariance_sensitivity(2, 1, part="full"))
+@pytest.mark.parametrize("p", [2, 4, 8, 16, 64])
+def test_extremal_pair_attains_the_full_bound(p):
+    """Every entry of u u^T - v v^T is +-sqrt(2)/p: ||D||_1 = sqrt(2) p, the corrected Lemma 4 bound."""
+    u, v = covariance_extremal_pair(p)
+    assert np.linalg.norm(u) == pytest.approx(1) and np.linalg.norm(v) == pytest.approx(1)
+    D = np.outer(u, u) - np.outer(v, v)
+    np.testing.assert_allclose(np.abs(D), np.sqrt(2) / p)
+    assert np.abs(D).sum() == pytest.approx(covariance_sensitivity(p, 1, part="full"))
+    assert np.abs(triangle(D)).sum() == pytest.approx((p + 1) / np.sqrt(2))
+    assert np.abs(triangle(D)).sum() <= covariance_sensitivity(p, 1)
+    if p > 2:
+        assert np.abs(D).sum() > covariance_sensitivity(p, 1, calibration="paper")
+
+
+def test_extremal_pair_needs_even_p():
+    with pytest.raises(ValueError, match="even"):
+        covariance_extremal_pair(3)
+
+
+def test_published_bound_equals_corrected_at_p2():
+    assert covariance_sensitivity(2, 1, calibration="paper") == pytest.approx(covariance_sensitivity(2, 1, part="full"))
 
 
 def test_mle_covariance_sensitivity_holds_on_random_neighbours():
     rng = np.random.default_rng(2)
     p, n = 5, 4
     bound = mle_covariance_sensitivity(p, n)
-    assert mle_covariance_sensitivity(p, n, published=True) == pytest.approx((2 + 2 * n) * np.sqrt(p) / n)
+    assert mle_covariance_sensitivity(p, n, calibration="paper") == pytest.approx((2 + 2 * n) * np.sqrt(p) / n)
     for _ in range(500):
         X = ball_rows(rng, n, p)
         Xp = X.copy()
@@ -126,19 +139,36 @@ def test_mle_covariance_sensitivity_holds_on_random_neighbours():
         assert np.abs(D).sum() <= bound + 1e-12
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: covariance_sensitivity(0, 5), "p must be finite and > 0"),
-    (lambda: covariance_sensitivity(3, 5, part="lower"), "part must be"),
-    (lambda: covariance_sensitivity(3, 5, label_range=-1), "label_range"),
-    (lambda: mean_sensitivity(4, 0), "n must be finite and > 0"),
-    (lambda: mle_covariance_sensitivity(3, -1), "n must be finite and > 0"),
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: covariance_sensitivity(0, 5), ValueError, "n_components must be finite and > 0"),
+    (lambda: covariance_sensitivity(3, 5, part="lower"), ValueError, "part must be"),
+    (lambda: covariance_sensitivity(3, 5, calibration="published"), ValueError, "calibration must be"),
+    (lambda: covariance_sensitivity(3, 5, label_bound=-1), ValueError, "label_bound"),
+    (lambda: covariance_sensitivity("3", 5), TypeError, "n_components"),
+    (lambda: mean_sensitivity(4, 0), ValueError, "n_samples must be finite and > 0"),
+    (lambda: mle_covariance_sensitivity(3, -1), ValueError, "n_samples must be finite and > 0"),
 ])
-def test_sensitivity_bad_input(call, match):
-    with pytest.raises(ValueError, match=match):
+def test_sensitivity_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
         call()
 
 
-# ------------------------------------------------------------------ RONGauss
+def test_covariance_sensitivity_audit_labelled():
+    """Search over (x, y) rows with ||x|| <= 1, |y| <= a: the corrected bounds hold, the paper's does not."""
+    p, n, a = 8, 2, 1.0
+    u, v = covariance_extremal_pair(p)
+    X = np.zeros((n, p + 1))
+    X[0] = np.append(u, a)
+    Xp = X.copy()
+    Xp[0] = np.append(v, -a)
+    for part, norm in (("full", 1), ("upper", lambda A, B: np.abs(np.triu(A - B)).sum())):
+        res = search_sensitivity(second_moment, LabelledBall(a), n, p + 1, norm=norm, n_starts=2, n_steps=60,
+                                 claimed=covariance_sensitivity(p, n, a, part=part), starts=[(X, Xp)], random_state=0)
+        assert not res.exceeds
+    assert res.max_found > covariance_sensitivity(p, n, a, calibration="paper") / 2  # upper triangle ~ half
+
+
+# ------------------------------------------------------------------ comparison methods
 @pytest.fixture
 def data():
     rng = np.random.default_rng(4)
@@ -146,37 +176,118 @@ def data():
     return X, np.clip(X[:, 0], -1, 1), (X[:, 1] > 0.3).astype(int)
 
 
+@pytest.mark.parametrize("method", [bernoulli_identity, pca_identity])
+def test_identity_baselines_shapes_and_noise_off(data, method):
+    X_unit = unit_rows(data[0])
+    Z, B = method(X_unit, 4, np.inf, random_state=0)
+    assert Z.shape == (400, 4) and B.shape == (4, 12)
+    np.testing.assert_allclose(Z, X_unit @ B.T)
+    Z1, _ = method(X_unit, 4, 1.0, random_state=0)
+    Z2, _ = method(X_unit, 4, 1.0, random_state=0)
+    np.testing.assert_array_equal(Z1, Z2)
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_identity_sensitivity_audit(seed):
+    """Search over one replaced unit-norm row: ||X B^T - X' B^T||_1 never exceeds 2 sqrt(k) ||B||_2."""
+    rng = np.random.default_rng(seed)
+    m, k = 10, 3
+    B_bern = rng.choice([-1.0, 1.0], size=(k, m)) / np.sqrt(k)
+    B_pca = np.linalg.qr(rng.standard_normal((m, k)))[0].T
+    for B in (B_bern, B_pca):
+        res = search_sensitivity(lambda X, B=B: X @ B.T, ReplaceRowL2Ball(1.0, on_sphere=True), 3, m, norm=1,
+                                 claimed=projected_identity_sensitivity(B), n_starts=3, n_steps=150, random_state=rng)
+        assert not res.exceeds
+        assert res.max_found > 0.5 * res.claimed
+
+
+def test_identity_sensitivity_attained_for_orthonormal_basis():
+    """With orthonormal rows the bound 2 sqrt(k) is attained by x = B^T s / sqrt(k), x' = -x, s a sign vector."""
+    B = np.linalg.qr(np.random.default_rng(5).standard_normal((10, 4)))[0].T
+    x = B.T @ np.ones(4) / 2
+    assert np.abs(B @ (x - (-x))).sum() == pytest.approx(projected_identity_sensitivity(B))
+
+
+# ------------------------------------------------------------------ RONGauss
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 @pytest.mark.parametrize("reconstruct", [False, True])
 def test_shapes_and_valid_covariance(data, mode, reconstruct):
     X, y_reg, y_cls = data
     y = {"unsupervised": None, "supervised": y_reg, "gmm": y_cls}[mode]
-    model = RONGauss(4, 1.0, mode=mode, label_range=1.0 if mode == "supervised" else None,
+    model = RONGauss(4, 1.0, mode=mode, label_bound=1.0 if mode == "supervised" else None,
                      reconstruct=reconstruct, random_state=0).fit(X, y)
-    out = model.sample(50)
-    X_syn = out if mode == "unsupervised" else out[0]
+    X_syn, y_syn = model.sample(50)
     assert X_syn.shape == (50, 12 if reconstruct else 4)
+    assert model.components_.shape == (4, 12)
+    np.testing.assert_allclose(model.components_ @ model.components_.T, np.eye(4), atol=1e-12)
     assert model.transform(X[:3]).shape == (3, 12 if reconstruct else 4)
     covs = model.class_covariances_ if mode == "gmm" else [model.covariance_]
     for C in covs:
         np.testing.assert_allclose(C, C.T)
         assert np.linalg.eigvalsh(C).min() > -1e-12
+    assert (y_syn is None) == (mode == "unsupervised")
     if mode != "unsupervised":
-        assert out[1].shape == (50,)
+        assert y_syn.shape == (50,)
 
 
 def test_budget_split_and_sensitivity(data):
     X = data[0]
     model = RONGauss(5, 2.0, mean_fraction=0.25, random_state=0).fit(X)
-    assert (model.epsilon_mean_, model.epsilon_covariance_) == pytest.approx((0.5, 1.5))
-    assert model.covariance_sensitivity_ == pytest.approx(covariance_sensitivity(5, 400))
+    assert model.budget_ == {"mean": (0.5, 0.0), "covariance": (1.5, 0.0)}
+    assert budget_total(model.budget_) == (2.0, 0.0)
+    assert model.sensitivity_ == pytest.approx({"covariance": covariance_sensitivity(5, 400),
+                                                "mean": mean_sensitivity(12, 400)})
+    assert model.n_features_in_ == 12
 
 
-def test_same_seed_same_output(data):
-    X = data[0]
-    a = RONGauss(3, 1.0, random_state=7).fit(X).sample(5)
-    b = RONGauss(3, 1.0, random_state=7).fit(X).sample(5)
-    np.testing.assert_array_equal(a, b)
+def test_gmm_budget_and_per_class_sensitivity(data):
+    X, _, y = data
+    model = RONGauss(3, 1.0, mode="gmm", random_state=0).fit(X, y)
+    assert budget_total(model.budget_) == pytest.approx((1.0, 0.0))
+    np.testing.assert_allclose(model.sensitivity_["covariance"],
+                               [covariance_sensitivity(3, c) for c in np.bincount(y)])
+
+
+@pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
+def test_same_int_seed_same_output_on_refit(data, mode):
+    X, y_reg, y_cls = data
+    y = {"unsupervised": None, "supervised": y_reg, "gmm": y_cls}[mode]
+    model = RONGauss(3, 1.0, mode=mode, label_bound=1.0 if mode == "supervised" else None, random_state=7)
+    a = model.fit(X, y).sample(5)
+    b = model.fit(X, y).sample(5)
+    np.testing.assert_array_equal(a[0], b[0])
+
+
+def test_clone_and_params():
+    model = RONGauss(3, 0.5, mode="supervised", label_bound=2.0, random_state=1)
+    params = model.get_params()
+    assert params["label_bound"] == 2.0 and params["n_components"] == 3
+    twin = clone(model)
+    assert twin.get_params() == params and twin is not model
+    twin.set_params(epsilon=2.0, mode="gmm", label_bound=None)
+    assert twin.epsilon == 2.0 and twin.mode == "gmm"
+    assert "RONGauss(" in repr(model)
+
+
+def test_pipeline_and_fit_transform(data):
+    X, y_reg, _ = data
+    pipe = make_pipeline(StandardScaler(), RONGauss(3, 1.0, random_state=0))
+    Z = pipe.fit_transform(X, y_reg)  # unsupervised mode ignores y
+    assert Z.shape == (400, 3)
+    np.testing.assert_allclose(pipe.transform(X), Z)
+
+
+def test_unsupervised_ignores_y(data):
+    X, y_reg, _ = data
+    a = RONGauss(3, 1.0, random_state=2).fit(X, y_reg)
+    b = RONGauss(3, 1.0, random_state=2).fit(X)
+    np.testing.assert_array_equal(a.covariance_, b.covariance_)
+
+
+def test_not_fitted():
+    for call in (lambda m: m.sample(5), lambda m: m.transform(np.ones((2, 3)))):
+        with pytest.raises(NotFittedError):
+            call(RONGauss(2, 1.0))
 
 
 def test_noise_off_matches_algorithm_1_and_2(data):
@@ -184,9 +295,10 @@ def test_noise_off_matches_algorithm_1_and_2(data):
     model = RONGauss(4, np.inf, random_state=0).fit(X)
     X_unit = unit_rows(X)
     np.testing.assert_allclose(model.mean_, X_unit.mean(axis=0))
-    Z = unit_rows(X_unit - model.mean_) @ model.components_
+    Z = unit_rows(X_unit - model.mean_) @ model.components_.T
     np.testing.assert_allclose(model.transform(X), Z)
     np.testing.assert_allclose(model.covariance_, second_moment(Z), atol=1e-12)
+    assert model.budget_ == {"mean": (np.inf, 0.0), "covariance": (np.inf, 0.0)}
 
 
 def test_dp_mean_noise_has_laplace_scale(data):
@@ -203,7 +315,7 @@ def test_dp_mean_noise_has_laplace_scale(data):
 def test_samples_follow_the_fitted_covariance(data):
     X = data[0]
     model = RONGauss(3, np.inf, random_state=1).fit(X)
-    Z = model.sample(4000)
+    Z, _ = model.sample(4000)
     _, lo, hi = variance_ci(Z[:, 0], 0.999)
     assert lo <= model.covariance_[0, 0] <= hi
 
@@ -211,7 +323,7 @@ def test_samples_follow_the_fitted_covariance(data):
 def test_supervised_labels_are_clipped(data):
     X, y_reg, _ = data
     y = 5 * y_reg  # far outside [-1, 1]
-    model = RONGauss(3, np.inf, mode="supervised", label_range=1.0, random_state=0).fit(X, y)
+    model = RONGauss(3, np.inf, mode="supervised", label_bound=1.0, random_state=0).fit(X, y)
     assert model.covariance_[-1, -1] == pytest.approx(np.mean(np.clip(y, -1, 1) ** 2))
 
 
@@ -229,28 +341,37 @@ def test_add_mean_shifts_by_projected_mean(data):
     X = data[0]
     plain = RONGauss(3, 1.0, random_state=5).fit(X)
     shifted = RONGauss(3, 1.0, add_mean=True, random_state=5).fit(X)
-    np.testing.assert_allclose(shifted.sample(4), plain.sample(4) + plain.mean_ @ plain.components_)
+    np.testing.assert_allclose(shifted.sample(4)[0], plain.sample(4)[0] + plain.components_ @ plain.mean_)
 
 
-@pytest.mark.parametrize("kwargs, fit_y, match", [
-    (dict(epsilon=0.0), None, "epsilon must be finite and > 0"),
-    (dict(epsilon=-1.0), None, "epsilon must be finite and > 0"),
-    (dict(n_components=13), None, "n_components must satisfy"),
-    (dict(mode="pca"), None, "mode must be one of"),
-    (dict(projection="qr"), None, "projection must be one of"),
-    (dict(mean_fraction=1.0), None, "mean_fraction must lie in"),
-    (dict(mode="supervised"), "reg", "needs label_range"),
-    (dict(label_range=1.0), None, "only used with mode='supervised'"),
-    (dict(), "reg", "takes no y"),
-    (dict(mode="gmm"), None, "needs labels y"),
-    (dict(mode="gmm", add_mean=True), "cls", "add_mean does not apply"),
-    (dict(mode="gmm"), "short", "y must be 1-dimensional with 400 entries"),
+def test_paper_projection_option(data):
+    model = RONGauss(3, 1.0, projection="paper", random_state=0).fit(data[0])
+    np.testing.assert_allclose(model.components_, algorithm2_projection(12, 3, random_state=0))
+
+
+@pytest.mark.parametrize("kwargs, fit_y, error, match", [
+    ({"epsilon": 0.0}, None, ValueError, "epsilon must be > 0"),
+    ({"epsilon": -1.0}, None, ValueError, "epsilon must be > 0"),
+    ({"epsilon": "1"}, None, TypeError, "epsilon must be a positive real number"),
+    ({"n_components": 13}, None, ValueError, "n_components must satisfy"),
+    ({"n_components": 2.0}, None, TypeError, "n_components must be an integer"),
+    ({"mode": "pca"}, None, ValueError, "mode must be one of"),
+    ({"projection": "qr"}, None, ValueError, "projection must be one of"),
+    ({"mean_fraction": 1.0}, None, ValueError, "mean_fraction must lie in"),
+    ({"mean_fraction": "0.3"}, None, TypeError, "mean_fraction must be a real number"),
+    ({"reconstruct": 1}, None, TypeError, "reconstruct must be True or False"),
+    ({"mode": "supervised"}, "reg", ValueError, "needs label_bound"),
+    ({"label_bound": 1.0}, None, ValueError, "only used with mode='supervised'"),
+    ({"mode": "gmm"}, None, ValueError, "needs labels y"),
+    ({"mode": "gmm", "add_mean": True}, "cls", ValueError, "add_mean does not apply"),
+    ({"mode": "gmm"}, "short", ValueError, "y must be 1-dimensional with 400 entries"),
+    ({"random_state": "x"}, None, TypeError, "random_state"),
 ])
-def test_bad_parameters(data, kwargs, fit_y, match):
+def test_bad_parameters(data, kwargs, fit_y, error, match):
     X, y_reg, y_cls = data
     y = {None: None, "reg": y_reg, "cls": y_cls, "short": y_cls[:10]}[fit_y]
-    params = dict(n_components=3, epsilon=1.0) | kwargs
-    with pytest.raises(ValueError, match=match):
+    params = {"n_components": 3, "epsilon": 1.0} | kwargs
+    with pytest.raises(error, match=match):
         RONGauss(**params).fit(X, y)
 
 
@@ -260,10 +381,30 @@ def test_bad_data_and_usage(data):
     bad[0, 0] = np.nan
     with pytest.raises(ValueError, match="NaN"):
         RONGauss(3, 1.0).fit(bad)
-    with pytest.raises(ValueError, match="not fitted"):
-        RONGauss(3, 1.0).sample(5)
     model = RONGauss(3, 1.0, random_state=0).fit(X)
     with pytest.raises(ValueError, match="n_samples must be an integer >= 1"):
         model.sample(0)
     with pytest.raises(ValueError, match="fitted on 12"):
         model.transform(X[:, :5])
+
+
+def test_gmm_noise_off_matches_algorithm_5(data):
+    """The fused per-class pass equals Algorithm 1 + 2 applied to each class's rows."""
+    X, _, y = data
+    model = RONGauss(3, np.inf, mode="gmm", random_state=0).fit(X, y)
+    W = model.components_
+    for j, c in enumerate(model.classes_):
+        Xc = unit_rows(X[y == c])
+        np.testing.assert_allclose(model.class_means_[j], Xc.mean(axis=0))
+        Z = unit_rows(Xc - model.class_means_[j]) @ W.T
+        np.testing.assert_allclose(model.class_covariances_[j], second_moment(Z), atol=1e-12)
+    np.testing.assert_allclose(model.transform(X), unit_rows(X) @ W.T)
+
+
+def test_zero_rows_follow_algorithm_1(data):
+    """An all-zero record stays zero after pre-normalisation, so it maps to W^T unit(-mu)."""
+    X = data[0].copy()
+    X[0] = 0.0
+    model = RONGauss(4, np.inf, random_state=0).fit(X)
+    mu = unit_rows(X).mean(axis=0)
+    np.testing.assert_allclose(model.transform(X[:1])[0], model.components_ @ (-mu / np.linalg.norm(mu)))
