@@ -18,7 +18,14 @@ means:
 * ``"record"`` (the usual replace-one-row notion): a whole record changes inside the box. The
   change is ``v R`` with ``|v_j| <= w_j``; its maximum ``||diag(w) R||_{inf->2}`` is attained at a
   sign vector and is hard to compute exactly, so the mechanism calibrates to the certified upper
-  bound of :func:`record_sensitivity`; :func:`worst_record_change` finds a change close to it.
+  bound of :func:`record_sensitivity` (a weighted Cauchy-Schwarz certificate whose optimum is the
+  semidefinite-relaxation bound); :func:`worst_record_change` finds a change close to it.
+
+Estimator
+---------
+:class:`DPPro` is a scikit-learn transformer: ``fit`` releases ``(R, P)`` for the training rows,
+``fit_transform`` returns ``P``, and ``transform`` applies the public ``R`` to other rows without
+noise (the caller's own data, not a private release).
 
 Data outside the declared bounds is rejected (never clipped): bounds are public arguments.
 """
@@ -28,14 +35,26 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
-from scipy import stats
+from scipy import optimize, special, stats
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
+from .estimator import PrivateEstimator
 from .mechanisms import gaussian_sigma
-from .validation import (check_array, check_delta, check_epsilon, check_in_box, check_integer,
-                         check_n_components, check_positive, check_random_state)
+from .validation import (
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_in_box,
+    check_integer,
+    check_n_components,
+    check_positive,
+    check_random_state,
+)
 
 NEIGHBORS = ("attribute", "record")
-CALIBRATIONS = ("analytic", "classic", "theorem2", "lemma4")
+CALIBRATIONS = ("corrected", "paper", "lemma4")
+GAUSSIAN_CALIBRATIONS = ("analytic", "classic")
 
 
 # --------------------------------------------------------------------------------------
@@ -73,16 +92,17 @@ def project_and_perturb(X, projection, sigma, *, random_state=None) -> np.ndarra
     X : array_like, shape (n, d)
     projection : array_like, shape (d, k)
     sigma : float
-        Noise standard deviation, > 0.
+        Noise standard deviation, >= 0 (0: the noiseless projection, no privacy).
     random_state : None, int, SeedSequence or Generator
     """
     X = check_array(X)
     R = _check_projection(projection)
     if X.shape[1] != R.shape[0]:
         raise ValueError(f"X has {X.shape[1]} columns but the projection has {R.shape[0]} rows; they must match")
-    sigma = check_positive(sigma, "sigma")
+    sigma = _check_sigma(sigma)
     rng = check_random_state(random_state)
-    return X @ R + rng.normal(0.0, sigma, size=(X.shape[0], R.shape[1]))
+    Y = X @ R
+    return Y + rng.normal(0.0, sigma, size=Y.shape) if sigma > 0 else Y
 
 
 # --------------------------------------------------------------------------------------
@@ -118,7 +138,7 @@ def attribute_sensitivity(projection, width=1.0, groups=()) -> float:
             raise ValueError("one-hot columns in groups must have range [0, 1] (width 1)")
         grouped[g] = True
         Rg = R[g]
-        sq = np.sum(Rg ** 2, axis=1)
+        sq = np.sum(Rg**2, axis=1)
         pair = np.sqrt(np.maximum(sq[:, None] + sq[None, :] - 2 * Rg @ Rg.T, 0.0))
         best = max(best, float(pair.max()), float(np.sqrt(sq.max())))
     if not grouped.all():
@@ -126,25 +146,94 @@ def attribute_sensitivity(projection, width=1.0, groups=()) -> float:
     return best
 
 
-def record_sensitivity(projection, width=1.0) -> float:
+def record_sensitivity(projection, width=1.0, weights=None) -> float:
     """Certified upper bound on the L2 sensitivity of ``X -> X R`` when one whole record changes.
 
-    The change of the released row is ``v R`` with ``|v_j| <= w_j``, so the sensitivity is
-    ``max_v ||v R||_2`` over that box. Two upper bounds hold for every such ``v``:
-    ``||v R|| <= ||v||_2 ||R||_2 <= ||w||_2 ||R||_2`` (spectral norm) and
-    ``||v R|| <= sum_j w_j ||R_j||_2`` (triangle inequality); this returns the smaller. The true
-    value lies between :func:`worst_record_change` and this bound.
+    The change of the released row is ``v R`` with ``|v_j| <= w_j``. For any positive weights
+    ``y`` (one per attribute), Cauchy-Schwarz with ``Y = diag(y)`` gives, for every such ``v``,
+
+        ``||v R||^2 = ||(v Y^{1/2}) (Y^{-1/2} R)||^2 <= (sum_j y_j w_j^2) * lambda_max(R^T Y^{-1} R)``,
+
+    so the square root of the right side bounds the sensitivity. ``y = 1`` is the spectral
+    bound ``||w||_2 ||R||_2``. Minimised over ``y``, the right side equals the value of the
+    semidefinite relaxation of ``max_s ||(s w) R||^2`` over sign vectors ``s`` (with
+    ``z_j = lambda_max y_j w_j^2``, a Schur complement turns it into that relaxation's dual,
+    ``min sum_j z_j`` s.t. ``diag(z) - diag(w) R R^T diag(w)`` PSD). Any ``y`` gives a valid
+    bound, so the result is a certificate however well the weights were optimised.
 
     Parameters
     ----------
     projection : array_like, shape (d, k)
     width : float or array_like of shape (d,)
+        ``high - low`` of each attribute, > 0.
+    weights : array_like of shape (d,), optional
+        The weights ``y`` (> 0); default: :func:`record_sensitivity_weights`, and the result is
+        then also capped by the spectral bound.
+
+    Returns
+    -------
+    float
+        An upper bound on ``max_{|v_j| <= w_j} ||v R||_2``; :func:`worst_record_change` gives a
+        lower bound.
     """
     R = _check_projection(projection)
     w = _check_width(width, R.shape[0])
-    spectral = np.linalg.norm(w) * np.linalg.norm(R, 2)
-    triangle = float(np.sum(w * np.linalg.norm(R, axis=1)))
-    return float(min(spectral, triangle))
+    if weights is None:
+        spectral = float(np.linalg.norm(w) * np.linalg.norm(R, 2))
+        return min(spectral, record_sensitivity(R, w, record_sensitivity_weights(R, w)))
+    y = _per_attribute(weights, R.shape[0], "weights")
+    if np.any(y <= 0):
+        raise ValueError("weights must be > 0 for every attribute")
+    return float(np.sqrt(np.sum(y * w**2) * np.linalg.eigvalsh((R.T / y) @ R)[-1]))
+
+
+def record_sensitivity_weights(projection, width=1.0, *, smoothing=(1e-2, 1e-3, 1e-4), max_iter=200) -> np.ndarray:
+    """Weights ``y`` that make the bound of :func:`record_sensitivity` small.
+
+    Minimises ``log(sum_j y_j w_j^2) + log lambda_max(R^T diag(1/y) R)`` over ``y = exp(u)`` with
+    L-BFGS, replacing ``lambda_max`` by a log-sum-exp of the ``k`` eigenvalues whose temperature
+    (relative to ``lambda_max``) decreases through ``smoothing``. Each evaluation costs one
+    ``k x k`` eigendecomposition. The start ``y_j = ||R_j|| / w_j`` already gives a bound below
+    the triangle inequality ``sum_j w_j ||R_j||``.
+
+    Parameters
+    ----------
+    projection : array_like, shape (d, k)
+    width : float or array_like of shape (d,)
+    smoothing : sequence of float
+        Successive relative temperatures, each > 0.
+    max_iter : int
+        L-BFGS iterations per temperature.
+
+    Returns
+    -------
+    ndarray of shape (d,)
+    """
+    R = _check_projection(projection)
+    w = _check_width(width, R.shape[0])
+    max_iter = check_integer(max_iter, "max_iter")
+    norms = np.linalg.norm(R, axis=1)
+    if np.any(norms == 0):
+        raise ValueError("projection has an all-zero row; its attribute cannot move the release, drop it")
+
+    def objective(u, temperature):
+        y = np.exp(u)
+        lam, V = np.linalg.eigh((R.T / y) @ R)
+        top = lam[-1]
+        z = np.exp((lam - top) / (temperature * top))
+        p = z / z.sum()
+        smooth_max = top + temperature * top * np.log(z.sum())
+        total = float(np.sum(y * w**2))
+        grad = y * w**2 / total - ((R @ V) ** 2 @ p) / y / smooth_max
+        return np.log(total) + np.log(smooth_max), grad
+
+    u = np.log(norms / w)
+    for temperature in smoothing:
+        temperature = check_positive(temperature, "smoothing")
+        u = optimize.minimize(
+            objective, u, args=(temperature,), jac=True, method="L-BFGS-B", options={"maxiter": max_iter}
+        ).x
+    return np.exp(u)
 
 
 def worst_record_change(projection, width=1.0, *, n_starts=10, random_state=None):
@@ -203,13 +292,15 @@ def theorem2_sigma(sensitivity, epsilon, delta) -> float:
 
     Needs ``delta < 1/2``. The proof (Appendix A) holds for every ``epsilon > 0``; the result is
     1.2-4 times the smallest valid sigma (:func:`dpnb.mechanisms.gaussian_sigma_analytic`) for
-    ``epsilon <= 10`` and ``delta <= 1e-3``.
+    ``epsilon <= 10`` and ``delta <= 1e-3``. ``epsilon = inf`` gives 0 (no noise).
     """
     sensitivity = check_positive(sensitivity, "sensitivity")
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     if delta >= 0.5:
         raise ValueError(f"Theorem 2 needs delta < 1/2, got {delta}; pass a smaller delta")
+    if np.isinf(epsilon):
+        return 0.0
     return sensitivity * np.sqrt(2 * (np.log(1 / (2 * delta)) + epsilon)) / epsilon
 
 
@@ -219,14 +310,18 @@ def lemma4_sigma(epsilon, delta, width=1.0) -> float:
     Valid (for the attribute neighbour) when ``epsilon < ln(1/delta)`` and ``k`` is at least
     :func:`lemma4_min_components`: then ``theta_2(R) <= 2`` except with probability ``delta / 2``
     over ``R`` and Theorem 2 at ``delta / 2`` applies. ``width`` scales the sensitivity for
-    attributes of range ``w`` (the paper assumes binary data, ``w = 1``).
+    attributes of range ``w`` (the paper assumes binary data, ``w = 1``). ``epsilon = inf`` gives 0.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     width = check_positive(width, "width")
+    if np.isinf(epsilon):
+        return 0.0
     if epsilon >= np.log(1 / delta):
-        raise ValueError(f"Lemma 4 needs epsilon < ln(1/delta) = {np.log(1 / delta):.4g}, got {epsilon}; "
-                         "use a smaller epsilon or delta, or another calibration")
+        raise ValueError(
+            f"Lemma 4 needs epsilon < ln(1/delta) = {np.log(1 / delta):.4g}, got {epsilon}; "
+            "use a smaller epsilon or delta, or another calibration"
+        )
     return 4 * width * np.sqrt(np.log(1 / delta)) / epsilon
 
 
@@ -237,34 +332,105 @@ def lemma4_min_components(n_features, delta) -> int:
     return int(np.floor(2 * (np.log(d) + np.log(2 / delta)))) + 1
 
 
+def chi2_tail_bounds(n_components, distortion):
+    """Lemma 2, eqs. (5)-(6), corrected: Chernoff bounds on the tails of ``||x R||^2 / ||x||^2 ~ chi2_k / k``.
+
+    With the chi-square moment generating function ``(1 - 2t)^(-k/2)`` optimised over ``t``,
+
+        ``P[chi2_k > (1 + lam) k] <= ((1 + lam) e^(-lam))^(k/2)``  and
+        ``P[chi2_k < (1 - lam) k] <= ((1 - lam) e^(lam))^(k/2)``.
+
+    The paper prints the exponent ``k`` for both and ``e^(-lam)`` in the lower tail.
+
+    Parameters
+    ----------
+    n_components : int or array_like of int
+        ``k >= 1``.
+    distortion : float or array_like
+        ``lam`` in (0, 1). Arguments broadcast.
+
+    Returns
+    -------
+    upper, lower : float or ndarray
+    """
+    k = check_array(n_components, ndim=None, name="n_components")
+    lam = check_array(distortion, ndim=None, name="distortion")
+    if np.any(k < 1) or np.any(k != np.round(k)):
+        raise ValueError("n_components must be integers >= 1")
+    if np.any(lam <= 0) or np.any(lam >= 1):
+        raise ValueError("distortion must lie in (0, 1)")
+    upper = np.exp(k / 2 * (np.log1p(lam) - lam))
+    lower = np.exp(k / 2 * (np.log1p(-lam) + lam))
+    if upper.ndim == 0:
+        return float(upper), float(lower)
+    return upper, lower
+
+
 def theta2_tail_bound(n_features, n_components, delta) -> float:
     """Appendix B: ``P[theta_2(R) > 1 + sqrt(2 (ln d + ln(2/delta)) / k)] < delta / 2``.
 
     Follows from the Laurent-Massart chi-square tail ``P[chi2_k >= k + 2 sqrt(k x) + 2 x] <= e^-x``
-    and a union bound over the ``d`` rows of ``R``.
+    and a union bound over the ``d`` rows of ``R``. ``n_components`` may be an array of ints.
     """
     d = check_integer(n_features, "n_features")
-    k = check_integer(n_components, "n_components")
+    k = _check_components(n_components)
     delta = check_delta(delta)
-    return 1 + np.sqrt(2 * (np.log(d) + np.log(2 / delta)) / k)
+    out = 1 + np.sqrt(2 * (np.log(d) + np.log(2 / delta)) / k)
+    return float(out) if out.ndim == 0 else out
 
 
 def theta2_survival(t, n_features, n_components):
     """Exact ``P[theta_2(R) > t]`` for ``R`` with i.i.d. ``N(0, 1/k)`` entries.
 
     The squared row norms are independent ``chi2_k / k`` variables, so
-    ``P[theta_2 > t] = 1 - F_{chi2_k}(k t^2)^d``. ``t`` may be an array.
+    ``P[theta_2 > t] = 1 - F_{chi2_k}(k t^2)^d``. ``t`` and ``n_components`` may be arrays (they
+    broadcast).
     """
     d = check_integer(n_features, "n_features")
-    k = check_integer(n_components, "n_components")
+    k = _check_components(n_components)
     t = check_array(t, ndim=None, name="t")
     # 1 - F^d computed as -expm1(d log F) to keep tiny tails accurate
-    out = -np.expm1(d * stats.chi2.logcdf(k * t ** 2, k))
+    out = -np.expm1(d * stats.chi2.logcdf(k * t**2, k))
     return float(out) if out.ndim == 0 else out
 
 
+def lemma4_delta(epsilon, sigma, n_features, n_components, *, n_grid=3000) -> float:
+    """Upper bound on the delta that a projection-independent sigma gives the pair ``(R, P)`` (attribute neighbour).
+
+    ``R`` is public and drawn independently of the data, so at budget ``epsilon`` the release
+    has ``delta <= E_R[delta_exact(epsilon; sigma, theta_2(R))]``, with ``delta_exact`` the exact
+    Gaussian privacy curve (Balle & Wang 2018, Thm 8) at sensitivity ``theta_2(R)``. The curve
+    increases with ``theta_2``, so a right-endpoint sum over the exact law of ``theta_2``
+    (:func:`theta2_survival`) on ``n_grid`` cells up to ``t_max`` (where the tail is below
+    ``e^-40``), plus ``P[theta_2 > t_max]``, is an upper bound. This is how Lemma 4's ``sigma`` is checked.
+
+    Parameters
+    ----------
+    epsilon, sigma : float
+        > 0.
+    n_features, n_components : int
+        ``d`` and ``k``.
+    n_grid : int
+        Number of cells of the ``theta_2`` grid.
+    """
+    epsilon = check_epsilon(epsilon, allow_infinite=False)
+    sigma = check_positive(sigma, "sigma")
+    d = check_integer(n_features, "n_features")
+    k = check_integer(n_components, "n_components")
+    n_grid = check_integer(n_grid, "n_grid")
+    t_max = theta2_tail_bound(d, k, 2 * np.exp(-40.0))  # P[theta_2 > t_max] < e^-40 (Appendix B's bound)
+    t = np.linspace(0.0, t_max, n_grid + 1)
+    cdf = 1 - theta2_survival(t, d, k)
+    r = t[1:] / sigma  # sensitivity / sigma at the right end of each cell
+    curve = np.exp(special.log_ndtr(r / 2 - epsilon / r)) - np.exp(epsilon + special.log_ndtr(-r / 2 - epsilon / r))
+    return float(np.sum(np.diff(cdf) * np.maximum(curve, 0.0)) + theta2_survival(t_max, d, k))
+
+
 def theta2_quantile(q, n_features, n_components) -> float:
-    """Exact ``q``-quantile of ``theta_2(R)``: ``sqrt(F^{-1}_{chi2_k}(q^{1/d}) / k)`` (inverse of :func:`theta2_survival`)."""
+    """Exact ``q``-quantile of ``theta_2(R)``: ``sqrt(F^{-1}_{chi2_k}(q^{1/d}) / k)``.
+
+    The inverse of :func:`theta2_survival` in ``t``.
+    """
     if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q < 1:
         raise ValueError(f"q must be a probability in (0, 1), got {q!r}")
     d = check_integer(n_features, "n_features")
@@ -287,7 +453,7 @@ def squared_distance_estimate(P, sigma, pairs=None):
     P : array_like, shape (n, k)
         A released matrix.
     sigma : float
-        The noise standard deviation it was released with.
+        The noise standard deviation it was released with (>= 0).
     pairs : array_like of int, shape (m, 2), optional
         Row pairs to estimate; default: all pairs, as an ``n x n`` matrix.
 
@@ -296,10 +462,10 @@ def squared_distance_estimate(P, sigma, pairs=None):
     ndarray of shape (n, n), or (m,) when ``pairs`` is given.
     """
     P = check_array(P, name="P")
-    sigma = check_positive(sigma, "sigma")
-    bias = 2 * P.shape[1] * sigma ** 2
+    sigma = _check_sigma(sigma)
+    bias = 2 * P.shape[1] * sigma**2
     if pairs is None:
-        sq = np.sum(P ** 2, axis=1)
+        sq = np.sum(P**2, axis=1)
         est = np.maximum(sq[:, None] + sq[None, :] - 2 * P @ P.T, 0.0) - bias
         np.fill_diagonal(est, 0.0)
         return est
@@ -309,7 +475,7 @@ def squared_distance_estimate(P, sigma, pairs=None):
     if pairs.size and (pairs.min() < 0 or pairs.max() >= P.shape[0]):
         raise ValueError(f"pairs must index rows of P, i.e. lie in [0, {P.shape[0]})")
     diff = P[pairs[:, 0]] - P[pairs[:, 1]]
-    return np.where(pairs[:, 0] == pairs[:, 1], 0.0, np.sum(diff ** 2, axis=1) - bias)
+    return np.where(pairs[:, 0] == pairs[:, 1], 0.0, np.sum(diff**2, axis=1) - bias)
 
 
 def squared_distance_variance(rho2, n_components, sigma):
@@ -323,7 +489,7 @@ def squared_distance_variance(rho2, n_components, sigma):
     sigma = check_array(sigma, ndim=None, name="sigma")
     if np.any(rho2 < 0) or np.any(k < 1) or np.any(sigma < 0):
         raise ValueError("need rho2 >= 0, n_components >= 1 and sigma >= 0")
-    out = 2 * rho2 ** 2 / k + 8 * sigma ** 2 * rho2 + 8 * k * sigma ** 4
+    out = 2 * rho2**2 / k + 8 * sigma**2 * rho2 + 8 * k * sigma**4
     return float(out) if out.ndim == 0 else out
 
 
@@ -347,7 +513,7 @@ def optimal_n_components(rho2, sigma, max_components=None) -> int:
     rho2 = check_positive(rho2, "rho2")
     sigma = check_positive(sigma, "sigma")
     hi = np.inf if max_components is None else check_integer(max_components, "max_components")
-    k_star = rho2 / (2 * sigma ** 2)
+    k_star = rho2 / (2 * sigma**2)
     candidates = {int(np.clip(c, 1, hi)) for c in (np.floor(k_star), np.ceil(k_star))}
     return min(sorted(candidates), key=lambda c: squared_distance_variance(rho2, c, sigma))
 
@@ -367,70 +533,106 @@ def relative_l2_error(true, estimate) -> float:
 # --------------------------------------------------------------------------------------
 # Estimator
 # --------------------------------------------------------------------------------------
-class DPPro:
+class DPPro(TransformerMixin, PrivateEstimator):
     """DPPro release (Algorithm 1) with an explicit neighbour notion and noise calibration.
+
+    ``fit(X)`` draws the public projection ``R`` (``d x k``, entries ``N(0, 1/k)``), calibrates
+    sigma to the sensitivity of ``X -> X R`` and releases ``P = X R + phi``: that pair ``(R, P)``
+    is the differentially private output, and ``fit_transform(X)`` returns ``P``.
+    ``transform(X_new)`` returns ``X_new R`` **without noise**: it is the public projection
+    applied to data the caller already holds (e.g. its own test rows, as in the paper's SVM
+    experiment), not a private release of ``X_new``. In a scikit-learn ``Pipeline`` the model is
+    therefore trained on the private release and applied to the analyst's projected rows.
 
     Parameters
     ----------
     n_components : int
-        Projected dimension ``k``, ``1 <= k <= d``.
-    epsilon, delta : float
-        Privacy parameters, ``epsilon > 0``, ``0 < delta < 1``.
+        Projected dimension ``k``, ``1 <= k <= d`` (the paper's ``k``).
+    epsilon : float
+        Privacy budget, > 0; ``numpy.inf`` releases ``X R`` without noise (the non-private limit).
+    delta : float
+        In (0, 1); ``calibration="paper"`` needs ``delta < 1/2``.
     neighbor : {"attribute", "record"}
         ``"attribute"``: neighbours differ in one attribute of one record (the paper's
-        Definition 1); ``"record"``: in one whole record. See the module docstring.
-    calibration : {"analytic", "classic", "theorem2", "lemma4"}
-        How sigma follows from the sensitivity: ``"analytic"`` (exact Gaussian privacy curve,
-        Balle & Wang 2018), ``"classic"`` (Dwork & Roth, refused for ``epsilon >= 1``),
-        ``"theorem2"`` (the paper's Theorem 2, needs ``delta < 1/2``), ``"lemma4"`` (the paper's
-        projection-independent sigma; attribute neighbour only, needs ``epsilon < ln(1/delta)``
-        and ``k >= lemma4_min_components(d, delta)``; its guarantee holds over the draw of ``R``).
-    low, high : float or array_like of shape (d,)
-        Public bounds of every attribute. Rows outside them are rejected with ValueError.
+        Definition 1 and Theorem 2); ``"record"``: in one whole record (certified upper bound
+        of :func:`record_sensitivity`). See the module docstring.
+    calibration : {"corrected", "paper", "lemma4"}
+        ``"corrected"``: the smallest sigma by the exact Gaussian privacy curve (or the classic
+        formula, see ``gaussian``); ``"paper"``: Theorem 2's
+        ``sigma = Delta sqrt(2 (ln(1/(2 delta)) + epsilon)) / epsilon`` (valid, 1.2-4x larger);
+        ``"lemma4"``: the paper's projection-independent ``sigma = 4 w sqrt(ln(1/delta)) / epsilon``
+        (attribute neighbour on single columns of one common range only, needs
+        ``epsilon < ln(1/delta)`` and ``n_components >= lemma4_min_components(d, delta)``; its
+        guarantee holds over the draw of ``R``).
+    gaussian : {"analytic", "classic"}
+        The Gaussian calibration used by ``calibration="corrected"``: ``"analytic"`` (Balle &
+        Wang 2018) or ``"classic"`` (Dwork & Roth, refused for ``epsilon >= 1``).
+    bounds : tuple (low, high)
+        Public bounds of every attribute, scalars or arrays of shape ``(d,)``. Rows outside them
+        are rejected with ValueError (never clipped).
     attribute_groups : sequence of sequences of int
         One-hot column blocks, one per categorical attribute, for ``neighbor="attribute"``:
         changing such an attribute moves two columns at once (see :func:`attribute_sensitivity`).
         Rows that are not one-hot inside a declared block are rejected.
     random_state : None, int, SeedSequence or Generator
+        The same int gives the same ``R`` and noise on every fit.
 
     Attributes
     ----------
-    projection_ : ndarray, shape (d, k)
+    projection_ : ndarray, shape (n_features, n_components)
         The released projection matrix ``R``.
-    sensitivity_ : float
-        L2 sensitivity of ``X -> X R`` under ``neighbor`` (for ``"record"``, the certified upper
-        bound of :func:`record_sensitivity`). With ``"lemma4"`` it is reported but not used:
-        that sigma does not depend on ``R``.
+    components_ : ndarray, shape (n_components, n_features)
+        ``R^T`` (scikit-learn's layout).
+    sensitivity_ : dict
+        ``{"projection": Delta}``: the L2 sensitivity of ``X -> X R`` under ``neighbor``. With
+        ``"lemma4"`` it is reported but not used: that sigma does not depend on ``R``.
+    budget_ : dict
+        ``{"projection": (epsilon, delta)}``: the release is one Gaussian mechanism.
     sigma_ : float
-        Noise standard deviation used.
-    embedding_ : ndarray, shape (n, k)
-        The released matrix ``P``.
+        Noise standard deviation used (0 for ``epsilon = inf``).
+    embedding_ : ndarray, shape (n_samples, n_components)
+        The released matrix ``P`` of the training data.
     n_features_in_ : int
     """
 
-    def __init__(self, n_components, epsilon, delta, *, neighbor="attribute", calibration="analytic",
-                 low=0.0, high=1.0, attribute_groups=(), random_state=None):
+    def __init__(
+        self,
+        n_components=2,
+        epsilon=1.0,
+        delta=1e-5,
+        *,
+        neighbor="attribute",
+        calibration="corrected",
+        gaussian="analytic",
+        bounds=(0.0, 1.0),
+        attribute_groups=(),
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
         self.neighbor = neighbor
         self.calibration = calibration
-        self.low = low
-        self.high = high
+        self.gaussian = gaussian
+        self.bounds = bounds
         self.attribute_groups = attribute_groups
         self.random_state = random_state
 
     def fit(self, X, y=None):
-        """Draw ``R``, calibrate sigma and release ``P = X R + phi``; ``y`` is ignored."""
-        epsilon = check_epsilon(self.epsilon)
-        delta = check_delta(self.delta)
-        if self.neighbor not in NEIGHBORS:
-            raise ValueError(f"neighbor must be one of {NEIGHBORS}, got {self.neighbor!r}")
-        if self.calibration not in CALIBRATIONS:
-            raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {self.calibration!r}")
+        """Draw ``R``, calibrate sigma and release ``P = X R + phi`` (stored as ``embedding_``); ``y`` is ignored."""
+        epsilon, delta = self._check_privacy()
+        for name, value, allowed in (
+            ("neighbor", self.neighbor, NEIGHBORS),
+            ("calibration", self.calibration, CALIBRATIONS),
+            ("gaussian", self.gaussian, GAUSSIAN_CALIBRATIONS),
+        ):
+            if not isinstance(value, str):
+                raise TypeError(f"{name} must be a string, one of {allowed}, got {type(value).__name__}")
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         X = check_array(X)
         d = X.shape[1]
-        low, high = _check_bounds(self.low, self.high, d)
+        low, high = _check_bounds(self.bounds, d)
         X = check_in_box(X, low, high)
         k = check_n_components(self.n_components, d)
         width = high - low
@@ -438,43 +640,53 @@ class DPPro:
         for g in groups:
             block = X[:, g]
             if np.any((block != 0) & (block != 1)) or np.any(block.sum(axis=1) > 1):
-                raise ValueError(f"columns {g.tolist()} are declared one-hot but some rows are not 0/1 "
-                                 "with at most one 1; fix the encoding or the attribute_groups")
+                raise ValueError(
+                    f"columns {g.tolist()} are declared one-hot but some rows are not 0/1 "
+                    "with at most one 1; fix the encoding or the attribute_groups"
+                )
         if self.calibration == "lemma4":
-            if self.neighbor != "attribute" or np.ptp(width) > 0 or groups:
-                raise ValueError("calibration='lemma4' covers only neighbor='attribute' on single columns with one common "
-                                 "attribute range; use 'analytic' or 'theorem2'")
-            k_min = lemma4_min_components(d, delta)
-            if k < k_min:
-                raise ValueError(f"calibration='lemma4' needs n_components >= {k_min} for d={d}, "
-                                 f"delta={delta}; increase n_components or use 'analytic'")
-        rng = check_random_state(self.random_state)
+            _check_lemma4(self.neighbor, width, groups, k, d, delta)
+        rng = self._make_rng()
         R = gaussian_projection(d, k, random_state=rng)
         if self.neighbor == "attribute":
             sensitivity = attribute_sensitivity(R, width, groups)
         else:
             sensitivity = record_sensitivity(R, width)
-        if self.calibration == "theorem2":
+        if self.calibration == "paper":
             sigma = theorem2_sigma(sensitivity, epsilon, delta)
         elif self.calibration == "lemma4":
             sigma = lemma4_sigma(epsilon, delta, float(width[0]))
         else:
-            sigma = gaussian_sigma(sensitivity, epsilon, delta, self.calibration)
+            sigma = gaussian_sigma(sensitivity, epsilon, delta, self.gaussian)
         self.projection_ = R
-        self.sensitivity_ = sensitivity
+        self.components_ = R.T
+        self.sensitivity_ = {"projection": float(sensitivity)}
+        self.budget_ = {"projection": (epsilon, delta)}
         self.sigma_ = float(sigma)
         self.n_features_in_ = d
         self.embedding_ = project_and_perturb(X, R, self.sigma_, random_state=rng)
         return self
 
     def fit_transform(self, X, y=None):
-        """:meth:`fit`, then return the released matrix ``P`` (``n x k``)."""
+        """:meth:`fit`, then return the released (noisy) matrix ``P`` of ``X``, shape ``(n_samples, n_components)``."""
         return self.fit(X, y).embedding_
+
+    def transform(self, X):
+        """Project rows the caller already holds with the public ``R``: ``X R``, **no noise added**.
+
+        This is not a private release of ``X``; the private output of DPPro is ``embedding_``
+        (the training data's ``P``). Rows must lie inside ``bounds``.
+        """
+        check_is_fitted(self, "projection_")
+        X = check_array(X)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} columns but DPPro was fitted on {self.n_features_in_}")
+        low, high = _check_bounds(self.bounds, self.n_features_in_)
+        return check_in_box(X, low, high) @ self.projection_
 
     def estimate_squared_distances(self, pairs=None):
         """Algorithm 2 on the released matrix (see :func:`squared_distance_estimate`)."""
-        if not hasattr(self, "embedding_"):
-            raise ValueError("this DPPro instance is not fitted yet; call fit(X) first")
+        check_is_fitted(self, "embedding_")
         return squared_distance_estimate(self.embedding_, self.sigma_, pairs)
 
 
@@ -519,8 +731,45 @@ def _check_groups(groups, d) -> list[np.ndarray]:
     return out
 
 
-def _check_bounds(low, high, d):
-    low, high = _per_attribute(low, d, "low"), _per_attribute(high, d, "high")
+def _check_bounds(bounds, d):
+    """``bounds = (low, high)``, scalars or length-``d`` vectors, as two float vectors with low < high."""
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (low, high), got {type(bounds).__name__}")
+    low, high = _per_attribute(bounds[0], d, "low"), _per_attribute(bounds[1], d, "high")
     if np.any(low >= high):
         raise ValueError("bounds must satisfy low < high for every attribute")
     return low, high
+
+
+def _check_components(n_components):
+    """An int ``k >= 1`` as is, or an integer array with every entry >= 1 (for the vectorised analysis functions)."""
+    if isinstance(n_components, numbers.Integral) and not isinstance(n_components, bool):
+        return check_integer(n_components, "n_components")
+    k = np.asarray(n_components)
+    if not np.issubdtype(k.dtype, np.integer) or k.size == 0 or np.any(k < 1):
+        raise TypeError(f"n_components must be an int or an integer array with entries >= 1, got {n_components!r}")
+    return k
+
+
+def _check_sigma(sigma) -> float:
+    """A noise standard deviation: a finite real number >= 0 (0 = no noise)."""
+    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real):
+        raise TypeError(f"sigma must be a real number >= 0, got {type(sigma).__name__}")
+    if not np.isfinite(sigma) or sigma < 0:
+        raise ValueError(f"sigma must be finite and >= 0, got {sigma!r}")
+    return float(sigma)
+
+
+def _check_lemma4(neighbor, width, groups, k, d, delta):
+    """Refuse ``calibration="lemma4"`` outside the setting Lemma 4 covers."""
+    if neighbor != "attribute" or np.ptp(width) > 0 or groups:
+        raise ValueError(
+            "calibration='lemma4' covers only neighbor='attribute' on single columns with one common "
+            "attribute range; use 'corrected' or 'paper'"
+        )
+    k_min = lemma4_min_components(d, delta)
+    if k < k_min:
+        raise ValueError(
+            f"calibration='lemma4' needs n_components >= {k_min} for d={d}, "
+            f"delta={delta}; increase n_components or use 'corrected'"
+        )

@@ -76,11 +76,17 @@ def text_outputs(nb) -> list[tuple[int, str]]:
         if cell.cell_type != "code" or "injected-parameters" in cell.metadata.get("tags", []):
             continue
         number += 1
-        parts = []
+        parts, last_stream = [], None
         for o in cell.get("outputs", []):
-            if o.get("output_type") == "stream":
-                parts.append(f"[{o.get('name')}] {o.get('text', '')}")
-            elif o.get("output_type") in ("execute_result", "display_data"):
+            if o.get("output_type") == "stream":  # a print may arrive in pieces: merge them, as nbval does
+                if last_stream == o.get("name"):
+                    parts[-1] += o.get("text", "")
+                else:
+                    parts.append(f"[{o.get('name')}] {o.get('text', '')}")
+                last_stream = o.get("name")
+                continue
+            last_stream = None
+            if o.get("output_type") in ("execute_result", "display_data"):
                 parts.extend(f"[{m}] {o['data'][m]}" for m in TEXT_MIMES if m in o.get("data", {}))
             elif o.get("output_type") == "error":
                 parts.append(f"[error] {o.get('ename')}: {o.get('evalue')}")

@@ -2,11 +2,35 @@ import itertools
 
 import numpy as np
 import pytest
+from scipy import stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import Pipeline
+from sklearn.svm import LinearSVC
 
-from dpnb.dppro import (CALIBRATIONS, DPPro, attribute_sensitivity, gaussian_projection, lemma4_min_components,
-                        lemma4_sigma, optimal_n_components, project_and_perturb, record_sensitivity,
-                        relative_l2_error, squared_distance_estimate, squared_distance_variance,
-                        theorem2_sigma, theta2_quantile, theta2_survival, theta2_tail_bound, worst_record_change)
+from dpnb.dppro import (
+    CALIBRATIONS,
+    DPPro,
+    attribute_sensitivity,
+    chi2_tail_bounds,
+    gaussian_projection,
+    lemma4_delta,
+    lemma4_min_components,
+    lemma4_sigma,
+    optimal_n_components,
+    project_and_perturb,
+    record_sensitivity,
+    record_sensitivity_weights,
+    relative_l2_error,
+    squared_distance_estimate,
+    squared_distance_variance,
+    theorem2_sigma,
+    theta2_quantile,
+    theta2_survival,
+    theta2_tail_bound,
+    worst_record_change,
+)
+from dpnb.estimator import budget_total
 from dpnb.mechanisms import gaussian_delta, gaussian_sigma_analytic
 from dpnb.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
 
@@ -36,11 +60,12 @@ def test_project_and_perturb_adds_noise_of_the_given_sigma():
     X = _binary(5000, 4, 2)
     P = project_and_perturb(X, R, 0.7, random_state=3)
     _, lo, hi = variance_ci((P - X @ R).ravel(), 0.99)
-    assert lo <= 0.7 ** 2 <= hi
+    assert lo <= 0.7**2 <= hi
     with pytest.raises(ValueError, match="columns"):
         project_and_perturb(X[:, :3], R, 0.7)
     with pytest.raises(ValueError, match="sigma"):
-        project_and_perturb(X, R, 0.0)
+        project_and_perturb(X, R, -1.0)
+    assert np.array_equal(project_and_perturb(X, R, 0.0), X @ R)  # sigma = 0: the noiseless projection
     with pytest.raises(ValueError, match="NaN"):
         project_and_perturb(np.full((2, 4), np.nan), R, 1.0)
 
@@ -66,8 +91,26 @@ def test_record_sensitivity_brackets_the_exact_value():
     assert np.all(np.abs(v) == 1.0) and found == pytest.approx(np.linalg.norm(v @ R))
     assert found <= exact + 1e-12 and found >= 0.95 * exact
     assert record_sensitivity(R) >= exact - 1e-12
-    assert record_sensitivity(R, 2.0) == pytest.approx(2 * record_sensitivity(R))
+    assert record_sensitivity(R, 2.0) == pytest.approx(2 * record_sensitivity(R), rel=1e-6)
     assert record_sensitivity(R) > attribute_sensitivity(R)
+    # any weights certify a bound; unit weights give the spectral bound, optimised ones a smaller one
+    spectral = np.sqrt(d) * np.linalg.norm(R, 2)
+    assert record_sensitivity(R, weights=np.ones(d)) == pytest.approx(spectral)
+    for seed in range(5):
+        y = np.random.default_rng(seed).uniform(0.1, 3.0, d)
+        assert record_sensitivity(R, weights=y) >= exact - 1e-12
+    assert record_sensitivity(R) <= spectral
+    with pytest.raises(ValueError, match="weights must be > 0"):
+        record_sensitivity(R, weights=np.zeros(d))
+
+
+def test_record_sensitivity_weights_reach_the_sdp_value_on_a_small_case():
+    # d = 3, k = 2: the certificate must come close to the exact maximum over the 8 sign vectors
+    R = np.array([[1.0, 0.2], [0.3, -0.9], [0.5, 0.5]])
+    exact = max(np.linalg.norm(np.array(s) @ R) for s in itertools.product((-1.0, 1.0), repeat=3))
+    y = record_sensitivity_weights(R)
+    assert y.shape == (3,) and np.all(y > 0)
+    assert exact - 1e-12 <= record_sensitivity(R) <= 1.1 * exact
     with pytest.raises(ValueError, match="n_starts"):
         worst_record_change(R, n_starts=0)
 
@@ -89,7 +132,22 @@ def test_theorem2_and_lemma4_bad_input():
         theorem2_sigma(1.0, 0.0, 1e-5)
     with pytest.raises(ValueError, match="ln\\(1/delta\\)"):
         lemma4_sigma(5.0, 0.01)
+    assert theorem2_sigma(1.0, np.inf, 1e-5) == 0.0 and lemma4_sigma(np.inf, 1e-5) == 0.0
     assert lemma4_sigma(1.0, 1e-4, 0.5) == pytest.approx(2 * np.sqrt(np.log(1e4)))
+
+
+def test_chi2_tail_bounds_dominate_the_exact_tails():
+    k = np.arange(1, 201)[:, None]
+    lam = np.linspace(0.01, 0.99, 99)[None, :]
+    upper, lower = chi2_tail_bounds(k, lam)
+    assert np.all(stats.chi2.sf((1 + lam) * k, k) <= upper)
+    assert np.all(stats.chi2.cdf((1 - lam) * k, k) <= lower)
+    assert np.all(upper <= np.exp(-(lam**2 - lam**3) * k / 4) * (1 + 1e-12))
+    assert chi2_tail_bounds(2, 0.5) == pytest.approx((1.5 * np.exp(-0.5), 0.5 * np.exp(0.5)))
+    with pytest.raises(ValueError, match="distortion"):
+        chi2_tail_bounds(3, 1.0)
+    with pytest.raises(ValueError, match="n_components"):
+        chi2_tail_bounds(0.5, 0.5)
 
 
 def test_lemma4_min_components_and_tail_bound():
@@ -99,6 +157,24 @@ def test_lemma4_min_components_and_tail_bound():
     t = theta2_tail_bound(d, k, delta)
     assert t < 2  # the reason Lemma 4 asks for this k
     assert theta2_survival(t, d, k) <= delta / 2
+
+
+def test_lemma4_delta_matches_monte_carlo_over_r():
+    d, k, eps, sigma = 20, 3, 1.0, 1.2
+    rng = np.random.default_rng(26)
+    theta = np.array([attribute_sensitivity(gaussian_projection(d, k, random_state=rng)) for _ in range(4000)])
+    _, lo, hi = mean_ci(np.array([gaussian_delta(eps, sigma, t) for t in theta]), 0.99)
+    bound = lemma4_delta(eps, sigma, d, k)
+    assert bound >= lo and bound <= 1.02 * hi  # an upper sum, tight to the grid resolution
+    assert lemma4_delta(1.0, lemma4_sigma(1.0, 1e-5), 180, lemma4_min_components(180, 1e-5)) <= 1e-5
+
+
+def test_theta2_functions_broadcast_over_n_components():
+    ks = np.array([1, 4, 20])
+    assert np.allclose(theta2_survival(1.5, 45, ks), [theta2_survival(1.5, 45, int(k)) for k in ks])
+    assert np.allclose(theta2_tail_bound(45, ks, 1e-5), [theta2_tail_bound(45, int(k), 1e-5) for k in ks])
+    with pytest.raises(TypeError, match="integer array"):
+        theta2_survival(1.5, 45, np.array([1.5]))
 
 
 def test_theta2_survival_matches_monte_carlo():
@@ -182,7 +258,7 @@ def test_relative_l2_error():
 
 
 # --- the estimator -----------------------------------------------------------------------
-@pytest.mark.parametrize("calibration", ["analytic", "theorem2"])
+@pytest.mark.parametrize("calibration", ["corrected", "paper"])
 @pytest.mark.parametrize("neighbor", ["attribute", "record"])
 def test_dppro_calibrates_to_the_neighbour_sensitivity(calibration, neighbor):
     X = _binary(20, 30, 12)
@@ -190,11 +266,16 @@ def test_dppro_calibrates_to_the_neighbour_sensitivity(calibration, neighbor):
     P = model.fit_transform(X)
     R = model.projection_
     assert P.shape == (20, 5) and R.shape == (30, 5) and model.n_features_in_ == 30
+    assert model.components_.shape == (5, 30) and np.array_equal(model.components_, R.T)
     expected = attribute_sensitivity(R) if neighbor == "attribute" else record_sensitivity(R)
-    assert model.sensitivity_ == pytest.approx(expected)
-    assert gaussian_delta(0.8, model.sigma_, model.sensitivity_) <= 1e-5 * (1 + 1e-6)
-    if calibration == "analytic":
-        assert gaussian_delta(0.8, model.sigma_, model.sensitivity_) == pytest.approx(1e-5, rel=1e-4)
+    assert model.sensitivity_ == {"projection": pytest.approx(expected)}
+    assert model.budget_ == {"projection": (0.8, 1e-5)} and budget_total(model.budget_) == (0.8, 1e-5)
+    sensitivity = model.sensitivity_["projection"]
+    assert gaussian_delta(0.8, model.sigma_, sensitivity) <= 1e-5 * (1 + 1e-6)
+    if calibration == "corrected":
+        assert gaussian_delta(0.8, model.sigma_, sensitivity) == pytest.approx(1e-5, rel=1e-4)
+    else:
+        assert model.sigma_ == pytest.approx(theorem2_sigma(sensitivity, 0.8, 1e-5))
     assert np.allclose(model.estimate_squared_distances(), squared_distance_estimate(P, model.sigma_))
 
 
@@ -203,45 +284,108 @@ def test_dppro_record_noise_is_much_larger_than_attribute_noise():
     a = DPPro(10, 1.0, 1e-5, neighbor="attribute", random_state=15).fit(X)
     r = DPPro(10, 1.0, 1e-5, neighbor="record", random_state=15).fit(X)
     assert np.array_equal(a.projection_, r.projection_)
-    assert r.sigma_ / a.sigma_ == pytest.approx(r.sensitivity_ / a.sensitivity_)
+    assert r.sigma_ / a.sigma_ == pytest.approx(r.sensitivity_["projection"] / a.sensitivity_["projection"])
     assert r.sigma_ > 10 * a.sigma_
 
 
 def test_dppro_per_column_bounds_and_lemma4():
     X = np.column_stack([np.zeros(5), np.full(5, 3.0)])
-    model = DPPro(1, 1.0, 1e-5, low=[0.0, 0.0], high=[1.0, 4.0], random_state=16).fit(X)
-    assert model.sensitivity_ == pytest.approx(attribute_sensitivity(model.projection_, [1.0, 4.0]))
+    model = DPPro(1, 1.0, 1e-5, bounds=([0.0, 0.0], [1.0, 4.0]), random_state=16).fit(X)
+    assert model.sensitivity_["projection"] == pytest.approx(attribute_sensitivity(model.projection_, [1.0, 4.0]))
     d, delta = 60, 1e-3
     k = lemma4_min_components(d, delta)
     m = DPPro(k, 1.0, delta, calibration="lemma4", random_state=17).fit(_binary(4, d, 18))
     assert m.sigma_ == pytest.approx(lemma4_sigma(1.0, delta))
 
 
-@pytest.mark.parametrize("kwargs,X,match", [
-    (dict(n_components=3), np.full((2, 4), 2.0), "outside the declared bounds"),
-    (dict(n_components=5), np.zeros((2, 4)), "n_components"),
-    (dict(n_components=2, epsilon=0.0), np.zeros((2, 4)), "epsilon"),
-    (dict(n_components=2, delta=1.0), np.zeros((2, 4)), "delta"),
-    (dict(n_components=2, neighbor="row"), np.zeros((2, 4)), "neighbor"),
-    (dict(n_components=2, calibration="exact"), np.zeros((2, 4)), "calibration"),
-    (dict(n_components=2, calibration="classic", epsilon=1.5), np.zeros((2, 4)), "only valid for epsilon < 1"),
-    (dict(n_components=2, calibration="lemma4"), np.zeros((2, 4)), "n_components >="),
-    (dict(n_components=2, calibration="lemma4", neighbor="record"), np.zeros((2, 4)), "only neighbor='attribute'"),
-    (dict(n_components=2, low=1.0, high=0.0), np.zeros((2, 4)), "low < high"),
-    (dict(n_components=2, low=np.zeros(3)), np.zeros((2, 4)), "one entry per attribute"),
-    (dict(n_components=2), np.array([[0.0, np.inf, 0.0, 0.0]]), "NaN or infinite"),
-    (dict(n_components=2), np.zeros(4), "2-dimensional"),
-])
+def test_dppro_sklearn_contract():
+    X = _binary(30, 12, 19)
+    model = DPPro(3, 0.5, 1e-6, neighbor="record", bounds=(0.0, 1.0), random_state=20)
+    twin = clone(model)
+    assert twin.get_params() == model.get_params()
+    assert twin.set_params(n_components=4).n_components == 4 and model.n_components == 3
+    assert "DPPro(" in repr(model)
+    first = model.fit_transform(X)
+    assert np.array_equal(first, model.fit(X, y=np.arange(30)).embedding_)  # same int seed, y ignored
+    assert np.array_equal(model.projection_, clone(model).fit(X).projection_)
+    new = _binary(4, 12, 21)
+    assert np.allclose(model.transform(new), new @ model.projection_)  # public R, no noise
+
+
+def test_dppro_pipeline_trains_on_the_release_and_projects_new_rows():
+    rng = np.random.default_rng(22)
+    X = rng.integers(0, 2, size=(200, 20)).astype(float)
+    y = (X[:, 0] > 0.5).astype(int)
+    pipe = Pipeline([("dppro", DPPro(8, np.inf, 1e-5, random_state=23)), ("svm", LinearSVC(dual=False))])
+    pipe.fit(X, y)
+    assert pipe.predict(X).shape == (200,)
+    assert np.mean(pipe.predict(X) == y) > 0.8  # noiseless projection keeps the signal
+
+
+def test_dppro_infinite_epsilon_is_noiseless():
+    X = _binary(6, 10, 24)
+    for calibration in CALIBRATIONS:
+        k = lemma4_min_components(10, 0.4) if calibration == "lemma4" else 3
+        if k > 10:
+            continue
+        model = DPPro(k, np.inf, 0.4, calibration=calibration, random_state=25).fit(X)
+        assert model.sigma_ == 0.0 and np.array_equal(model.embedding_, X @ model.projection_)
+        assert model.budget_ == {"projection": (np.inf, 0.4)}
+
+
+def test_dppro_not_fitted():
+    for method in ("transform", "estimate_squared_distances"):
+        with pytest.raises(NotFittedError):
+            getattr(DPPro(2, 1.0, 1e-5), method)(*(([np.zeros(4)],) if method == "transform" else ()))
+    assert set(CALIBRATIONS) == {"corrected", "paper", "lemma4"}
+
+
+@pytest.mark.parametrize(
+    "kwargs,X,match",
+    [
+        ({"n_components": 3}, np.full((2, 4), 2.0), "outside the declared bounds"),
+        ({"n_components": 5}, np.zeros((2, 4)), "n_components"),
+        ({"n_components": 2, "epsilon": 0.0}, np.zeros((2, 4)), "epsilon"),
+        ({"n_components": 2, "epsilon": -1.0}, np.zeros((2, 4)), "epsilon"),
+        ({"n_components": 2, "delta": 1.0}, np.zeros((2, 4)), "delta"),
+        ({"n_components": 2, "calibration": "paper", "delta": 0.7}, np.zeros((2, 4)), "delta < 1/2"),
+        ({"n_components": 2, "neighbor": "row"}, np.zeros((2, 4)), "neighbor"),
+        ({"n_components": 2, "calibration": "exact"}, np.zeros((2, 4)), "calibration"),
+        ({"n_components": 2, "gaussian": "exact"}, np.zeros((2, 4)), "gaussian"),
+        ({"n_components": 2, "gaussian": "classic", "epsilon": 1.5}, np.zeros((2, 4)), "only valid for epsilon < 1"),
+        ({"n_components": 2, "calibration": "lemma4"}, np.zeros((2, 4)), "n_components >="),
+        (
+            {"n_components": 2, "calibration": "lemma4", "neighbor": "record"},
+            np.zeros((2, 4)),
+            "only neighbor='attribute'",
+        ),
+        ({"n_components": 2, "bounds": (1.0, 0.0)}, np.zeros((2, 4)), "low < high"),
+        ({"n_components": 2, "bounds": (np.zeros(3), 1.0)}, np.zeros((2, 4)), "one entry per attribute"),
+        ({"n_components": 2}, np.array([[0.0, np.inf, 0.0, 0.0]]), "NaN or infinite"),
+        ({"n_components": 2}, np.zeros(4), "2-dimensional"),
+    ],
+)
 def test_dppro_bad_input(kwargs, X, match):
-    params = dict(epsilon=1.0, delta=1e-5) | kwargs
+    params = {"epsilon": 1.0, "delta": 1e-5} | kwargs
     with pytest.raises(ValueError, match=match):
         DPPro(**params).fit(X)
 
 
-def test_dppro_not_fitted_and_calibration_names():
-    with pytest.raises(ValueError, match="not fitted"):
-        DPPro(2, 1.0, 1e-5).estimate_squared_distances()
-    assert set(CALIBRATIONS) == {"analytic", "classic", "theorem2", "lemma4"}
+@pytest.mark.parametrize(
+    "kwargs",
+    [
+        {"epsilon": "1"},
+        {"delta": None},
+        {"n_components": 2.0},
+        {"random_state": "seed"},
+        {"bounds": 1.0},
+        {"neighbor": 1},
+    ],
+)
+def test_dppro_bad_types(kwargs):
+    params = {"n_components": 2, "epsilon": 1.0, "delta": 1e-5} | kwargs
+    with pytest.raises(TypeError):
+        DPPro(**params).fit(np.zeros((2, 4)))
 
 
 def test_attribute_sensitivity_with_one_hot_groups_matches_brute_force():
@@ -265,9 +409,14 @@ def test_attribute_sensitivity_with_one_hot_groups_matches_brute_force():
 def test_dppro_attribute_groups_validation():
     X = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.2]])
     model = DPPro(2, 1.0, 1e-5, attribute_groups=[[0, 1]], random_state=0).fit(X)
-    assert model.sensitivity_ == pytest.approx(attribute_sensitivity(model.projection_, 1.0, [[0, 1]]))
-    bad = [([[0, 2]], "declared one-hot"), ([[0]], ">= 2 integer"), ([[0, 1], [1, 2]], "disjoint"),
-           ([[0, 5]], "lie in"), ([[0.0, 1.0]], "integer column")]
+    assert model.sensitivity_["projection"] == pytest.approx(attribute_sensitivity(model.projection_, 1.0, [[0, 1]]))
+    bad = [
+        ([[0, 2]], "declared one-hot"),
+        ([[0]], ">= 2 integer"),
+        ([[0, 1], [1, 2]], "disjoint"),
+        ([[0, 5]], "lie in"),
+        ([[0.0, 1.0]], "integer column"),
+    ]
     for groups, match in bad:
         with pytest.raises(ValueError, match=match):
             DPPro(2, 1.0, 1e-5, attribute_groups=groups, random_state=0).fit(X)
