@@ -104,3 +104,20 @@ def top_eigenvectors(A, k: int) -> tuple[np.ndarray, np.ndarray]:
     signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(k)])
     signs[signs == 0] = 1.0
     return w[order], V * signs
+
+
+def gaussian_draws(mean, covariance, n_samples, *, random_state=None) -> np.ndarray:
+    """``n_samples`` draws from ``N(mean, covariance)`` for a PSD covariance, the same on every machine.
+
+    ``mean + Z diag(sqrt(w)) V^T`` with ``Z`` standard normal and the eigenpairs ``(w, V)`` of
+    :func:`top_eigenvectors`, whose signs are fixed (largest entry of each eigenvector
+    positive): the law is ``N(mean, covariance)`` whatever the signs, but the realised draws of a
+    given generator would otherwise depend on the signs the LAPACK build returns. Singular
+    covariances are fine (negative round-off eigenvalues are clipped to 0).
+    """
+    n = check_integer(n_samples, "n_samples", minimum=0)
+    cov = check_array(covariance, name="covariance")
+    w, V = top_eigenvectors(cov, cov.shape[0])
+    rng = check_random_state(random_state)
+    scaled = rng.standard_normal((n, cov.shape[0])) * np.sqrt(np.clip(w, 0, None))
+    return np.asarray(mean, dtype=float) + scaled @ V.T

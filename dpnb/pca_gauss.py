@@ -1,81 +1,146 @@
 """PCA-Gauss: PCA coupled with a Gaussian generative model (Chanyaswad, Liu, Mittal 2017).
 
 arXiv 1709.00054 v1/v2, "Coupling Dimensionality Reduction with Generative Model for
-Non-Interactive Private Data Release". Data rows ``x`` lie in the box ``[-a, a]^M`` (``a`` is
-the public ``bound``); neighbouring datasets differ by *replacing* one row (the paper's
-bounded notion, Remark 1); sensitivities are L1 and noise is Laplace (pure epsilon-DP),
-except for Analyze-Gauss, which is Gaussian ((epsilon, delta)-DP).
+Non-Interactive Private Data Release". Data rows ``x`` lie in a public box ``bounds = (low,
+high)`` (the paper's ``[-a, a]^M``); neighbouring datasets differ by *replacing* one row (the
+paper's bounded notion, Remark 1); sensitivities are L1 and noise is Laplace (pure epsilon-DP),
+except for Analyze-Gauss, which is Gaussian ((epsilon, delta)-DP). The paper's symbols: ``N``
+records (``n_samples``), ``M`` features (``n_features``), ``K`` components (``n_components``).
 
 What is implemented, and where it departs from the paper (each departure is derived and
-audited in ``notebooks/pca_gauss.md``):
+audited in ``notebooks/pca_gauss.md``); ``calibration="paper"`` switches to the paper's
+(reconstructed) values where they differ:
 
 * :func:`second_moment_sensitivity` -- Proposition 3 for the second-moment matrix
-  ``(1/N) X^T X``, for per-coordinate bounds and for the upper triangle that symmetric noise
-  needs (``((sum c)^2 + sum c^2) / (2N)``, about half the full-matrix value ``(sum c)^2 / N``).
+  ``(1/N) X^T X``, for per-coordinate bounds, for the upper triangle that symmetric noise
+  needs (``((sum c)^2 + sum c^2) / (2N)``) or for the full matrix (``(sum c)^2 / N``).
 * :func:`eigenvalue_sensitivity` -- Theorem 4 (Algorithm 1): when the PCA basis comes from the
   same data, the released ``K x K`` covariance is ``diag(lambda_1..lambda_K) / M``; by
   Lidskii's inequality its L1 sensitivity is ``min(K, 2) a^2 / N`` (the paper: ``K a^2 / N``).
 * :func:`lap_pca` (Section VII), :func:`analyze_gauss_pca` (Dwork et al. 2014, with the
-  replace-one sensitivity ``sqrt(2) r^2``), :func:`public_pca`, and
-  :func:`gaussian_projection_basis` (the "adaptation of Blocki et al." baseline) give the
-  independently derived bases that Algorithms 2 and 3 need.
+  replace-one sensitivity ``sqrt(2) r^2``) and :func:`public_pca` give the independently derived
+  bases that Algorithms 2 and 3 need; the "adaptation of Blocki et al." baseline uses
+  :func:`dpnb.dppro.gaussian_projection` (the rescaling of Lemma 1 removes its scale).
 * :class:`PCAGauss` -- Algorithms 1-3. Algorithm 3 (GMM) is released *jointly* from noisy
   class counts, class sums and class second-moment sums with data-independent noise, because
   the paper's per-class mean/covariance release (Theorem 6) under-states the sensitivity of the
-  mean-centred class covariance by a factor of about 4 and lets the noise scale depend on the
-  private class sizes.
+  mean-centred class covariance by a factor of about 4 and scales the noise by the private
+  class sizes.
 """
 
 from __future__ import annotations
 
+import hashlib
 import numbers
 
 import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
-from .linalg import project_psd, top_eigenvectors
-from .mechanisms import laplace_mechanism, symmetric_gaussian_mechanism, symmetric_laplace_mechanism
-from .validation import (check_array, check_epsilon, check_in_box, check_integer, check_n_components,
-                         check_positive, check_random_state, check_row_norms)
+from .estimator import PrivateEstimator, split_budget
+from .linalg import gaussian_draws, project_psd, top_eigenvectors
+from .mechanisms import (
+    laplace_mechanism,
+    symmetric_gaussian_mechanism,
+    symmetric_laplace_mechanism,
+)
+from .validation import (
+    check_array,
+    check_in_box,
+    check_integer,
+    check_n_components,
+    check_positive,
+    check_random_state,
+    check_row_norms,
+)
 
 MODES = ("unsupervised", "supervised", "gmm")
+CALIBRATIONS = ("corrected", "paper")
+
+
+# --------------------------------------------------------------------------------------
+# Public bounds
+# --------------------------------------------------------------------------------------
+def box_bounds(bounds, n_features=None) -> tuple[np.ndarray, np.ndarray]:
+    """Validated public box ``(low, high)``, each of shape ``(n_features,)``.
+
+    Parameters
+    ----------
+    bounds : tuple (low, high)
+        Scalars or per-feature arrays with ``low < high``; never read from the data.
+    n_features : int, optional
+        ``M``; None keeps the broadcast shape of ``low`` and ``high``.
+    """
+    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(f"bounds must be a pair (low, high) of scalars or per-feature arrays, got {bounds!r}")
+    low = check_array(bounds[0], ndim=None, name="bounds low")
+    high = check_array(bounds[1], ndim=None, name="bounds high")
+    try:
+        shape = np.broadcast_shapes(low.shape, high.shape, () if n_features is None else (n_features,))
+    except ValueError:
+        raise ValueError(f"bounds must be scalars or have one entry per feature ({n_features})") from None
+    low, high = np.broadcast_to(low, shape).astype(float), np.broadcast_to(high, shape).astype(float)
+    if low.ndim > 1 or np.any(low >= high):
+        raise ValueError("bounds must be (low, high) with low < high in every feature")
+    return np.atleast_1d(low), np.atleast_1d(high)
+
+
+def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
+    """``c_j = max(|low_j|, |high_j|)``: the bound on ``|x_j|`` that every sensitivity below uses."""
+    low, high = box_bounds(bounds, n_features)
+    return np.maximum(np.abs(low), np.abs(high))
+
+
+def _check_calibration(calibration) -> str:
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    return calibration
 
 
 # --------------------------------------------------------------------------------------
 # Sensitivities
 # --------------------------------------------------------------------------------------
-def second_moment_sensitivity(bounds, n_samples, *, triangle: bool = True) -> float:
+def second_moment_sensitivity(coordinate_bound, n_samples, *, part: str = "upper") -> float:
     """L1 sensitivity of ``(1/N) sum_i x_i x_i^T`` when ``|x_j| <= c_j`` (Proposition 3, corrected form).
 
     Parameters
     ----------
-    bounds : array_like of shape (d,)
-        Public bound ``c_j > 0`` on each coordinate of a row.
+    coordinate_bound : array_like of shape (M,)
+        Public bound ``c_j > 0`` on each coordinate of a row (:func:`coordinate_bounds`).
     n_samples : int
         ``N``, public (bounded, replace-one neighbours).
-    triangle : bool
-        True: sensitivity of the upper triangle incl. the diagonal, ``((sum c)^2 + sum c^2) / (2N)``
-        -- what symmetric noise needs. False: the full matrix, ``(sum c)^2 / N`` (for ``c_j = a``
-        this is the paper's ``M^2 a^2 / N``). Both are attained by ``x = c``, ``x' = 0``.
+    part : {"upper", "full"}
+        ``"upper"``: the upper triangle incl. the diagonal, ``((sum c)^2 + sum c^2) / (2N)`` -- what
+        symmetric noise needs. ``"full"``: the whole matrix, ``(sum c)^2 / N`` (for ``c_j = a`` the
+        paper's ``M^2 a^2 / N``). Both are attained by ``x = c``, ``x' = 0``.
     """
-    c = check_array(bounds, ndim=1, name="bounds")
+    c = check_array(coordinate_bound, ndim=1, name="coordinate_bound")
     if np.any(c <= 0):
-        raise ValueError("bounds must be > 0 in every coordinate")
+        raise ValueError("coordinate_bound must be > 0 in every coordinate")
     n = check_integer(n_samples, "n_samples")
     s1, s2 = c.sum(), (c ** 2).sum()
-    return float((s1 ** 2 + s2) / (2 * n) if triangle else s1 ** 2 / n)
+    if part == "upper":
+        return float((s1 ** 2 + s2) / (2 * n))
+    if part == "full":
+        return float(s1 ** 2 / n)
+    raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
 
 
-def eigenvalue_sensitivity(n_components, n_samples, bound=1.0) -> float:
-    """L1 sensitivity of the top-``K`` eigenvalues of ``(1/(N M)) X^T X`` (Theorem 4, corrected).
+def eigenvalue_sensitivity(n_components, n_samples, bounds=(-1.0, 1.0), *, n_features=None,
+                           calibration: str = "corrected") -> float:
+    """L1 sensitivity of the top-``K`` eigenvalues of ``(1/(N M)) X^T X`` (Theorem 4).
 
     These are the diagonal of Algorithm 1's PCA-induced covariance after the rescaling of
-    Lemma 1. Weyl bounds each eigenvalue change by ``a^2 / N``; Lidskii bounds their sum by the
-    nuclear norm ``(|x|^2 + |x'|^2) / (N M) <= 2 a^2 / N``. Hence ``min(K, 2) a^2 / N``.
+    Lemma 1. With ``a^2 = mean_j c_j^2`` (``a`` itself for the cube ``[-a, a]^M``), Weyl bounds
+    each eigenvalue change by ``a^2 / N`` and Lidskii bounds their sum by the nuclear norm
+    ``(|x|^2 + |x'|^2) / (N M) <= 2 a^2 / N``: ``"corrected"`` gives ``min(K, 2) a^2 / N``,
+    ``"paper"`` the (valid, looser) reconstructed ``K a^2 / N``.
     """
     k = check_integer(n_components, "n_components")
     n = check_integer(n_samples, "n_samples")
-    a = check_positive(bound, "bound")
-    return float(min(k, 2) * a ** 2 / n)
+    a2 = float(np.mean(coordinate_bounds(bounds, n_features) ** 2))
+    factor = min(k, 2) if _check_calibration(calibration) == "corrected" else k
+    return float(factor * a2 / n)
 
 
 def gmm_sensitivities(n_components, bound=1.0) -> dict:
@@ -95,68 +160,78 @@ def gmm_sensitivities(n_components, bound=1.0) -> dict:
 # --------------------------------------------------------------------------------------
 # Features and independently derived bases
 # --------------------------------------------------------------------------------------
-def feature_scale(basis) -> float:
-    """Public constant ``s`` with ``|w_k^T x| / s <= a`` for every ``x`` in ``[-a, a]^M`` (Lemma 1).
+def feature_scale(basis, bounds=(-1.0, 1.0)) -> float:
+    """Public constant ``s`` with ``|w_k^T x| / s <= a`` for every ``x`` in the box (Lemma 1).
 
-    ``s = max_k ||w_k||_1`` is the exact range of the projected features over the box; for unit
-    columns it is at most ``sqrt(M)``, the bound of Lemma 1 (Cauchy-Schwarz). It depends only on
-    the basis, so it is data-independent whenever the basis is.
+    ``s = max_k sum_j |w_jk| c_j / a`` with ``a = max_j c_j``: for the cube ``[-a, a]^M`` it is
+    ``max_k ||w_k||_1``, the exact range of the projected features, at most ``sqrt(M)`` for unit
+    columns (Lemma 1's bound, by Cauchy-Schwarz). It depends only on the basis and the public
+    bounds, so it is data-independent whenever the basis is.
     """
     W = check_array(basis, ndim=2, name="basis")
-    scale = float(np.abs(W).sum(axis=0).max())
+    c = coordinate_bounds(bounds, W.shape[0])
+    scale = float((np.abs(W) * c[:, None]).sum(axis=0).max() / c.max())
     if scale == 0:
         raise ValueError("basis has only zero columns; pass a basis with nonzero columns")
     return scale
 
 
-def reduce_features(X, basis, *, bound=1.0) -> np.ndarray:
-    """Project rows of ``X`` (in ``[-a, a]^M``, else rejected) onto ``basis`` and rescale into ``[-a, a]^K``."""
-    a = check_positive(bound, "bound")
-    X = check_in_box(check_array(X, name="X"), -a, a)
+def reduce_features(X, basis, *, bounds=(-1.0, 1.0)) -> np.ndarray:
+    """Project rows of ``X`` (in the box, else rejected) onto ``basis`` and rescale into ``[-a, a]^K``.
+
+    ``a = max_j c_j`` (:func:`coordinate_bounds`); the scale is :func:`feature_scale`.
+    """
+    X = check_array(X, name="X")
+    low, high = box_bounds(bounds, X.shape[1])
+    X = check_in_box(X, low, high)
     W = _check_basis(basis, X.shape[1], None)
-    return X @ W / feature_scale(W)
+    return X @ W / feature_scale(W, (low, high))
 
 
-def lap_pca(X, n_components, epsilon, *, bound=1.0, random_state=None) -> np.ndarray:
+def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None) -> np.ndarray:
     """LapPCA (Section VII): top-``K`` eigenvectors of a Laplace-noised second-moment matrix.
 
     Steps: ``C = X^T X / N`` (Eq. 2, data assumed centred about the public origin), symmetric
-    Laplace noise with the upper-triangle sensitivity ``M (M + 1) a^2 / (2 N)``
-    (:func:`second_moment_sensitivity`), then the top-``K`` *eigen*vectors (the paper says "SVD";
+    Laplace noise with the upper-triangle sensitivity (``M (M + 1) a^2 / (2 N)`` for the cube,
+    :func:`second_moment_sensitivity`), then the top-``K`` *eigen*vectors (the paper says "SVD";
     singular vectors of a noisy indefinite matrix can pick a large negative eigenvalue instead).
-    epsilon-DP. Rows outside ``[-a, a]^M`` are rejected.
+    epsilon-DP; ``epsilon=inf`` gives the exact PCA. Rows outside the box are rejected.
 
     Returns
     -------
     ndarray of shape (M, K), orthonormal columns.
     """
-    a = check_positive(bound, "bound")
-    X = check_in_box(check_array(X, name="X", min_rows=1), -a, a)
+    X = check_array(X, name="X", min_rows=1)
+    low, high = box_bounds(bounds, X.shape[1])
+    X = check_in_box(X, low, high)
     n, m = X.shape
     k = check_n_components(n_components, m)
-    sens = second_moment_sensitivity(np.full(m, a), n)
+    sens = second_moment_sensitivity(coordinate_bounds((low, high)), n)
     noisy = symmetric_laplace_mechanism(X.T @ X / n, sens, epsilon, random_state=random_state)
     return top_eigenvectors(noisy, k)[1]
 
 
-def analyze_gauss_pca(X, n_components, epsilon, delta, *, radius=1.0, calibration="analytic",
-                      random_state=None) -> np.ndarray:
+def analyze_gauss_pca(X, n_components, epsilon, delta, *, data_norm=1.0, calibration="corrected",
+                      gaussian="analytic", random_state=None) -> np.ndarray:
     """Analyze-Gauss PCA (Dwork, Talwar, Thakurta, Zhang 2014): symmetric Gaussian noise on ``X^T X``.
 
-    Rows must have L2 norm ``<= radius`` (rejected otherwise). Under replace-one neighbours the
-    upper triangle of ``x x^T - x' x'^T`` has L2 norm at most ``sqrt(2) r^2`` (attained by two
-    orthogonal rows of norm ``r``); the original paper's ``1`` is the add/remove-one value.
-    (epsilon, delta)-DP; ``calibration="classic"`` is refused for epsilon >= 1.
+    Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise). Under replace-one
+    neighbours the upper triangle of ``x x^T - x' x'^T`` has L2 norm at most ``sqrt(2) r^2``
+    (attained by two orthogonal rows of norm ``r``): ``calibration="corrected"``. Dwork et al.'s
+    ``r^2`` (their add/remove-one value) is ``calibration="paper"``. ``gaussian`` selects the
+    Gaussian calibration, ``"analytic"`` or ``"classic"`` (refused for epsilon >= 1).
+    (epsilon, delta)-DP.
 
     Returns
     -------
     ndarray of shape (M, K), orthonormal columns.
     """
-    r = check_positive(radius, "radius")
+    r = check_positive(data_norm, "data_norm")
     X = check_row_norms(check_array(X, name="X"), r)
     k = check_n_components(n_components, X.shape[1])
-    noisy = symmetric_gaussian_mechanism(X.T @ X, np.sqrt(2.0) * r ** 2, epsilon, delta,
-                                         calibration=calibration, random_state=random_state)
+    factor = np.sqrt(2.0) if _check_calibration(calibration) == "corrected" else 1.0
+    noisy = symmetric_gaussian_mechanism(X.T @ X, factor * r ** 2, epsilon, delta, calibration=gaussian,
+                                         random_state=random_state)
     return top_eigenvectors(noisy, k)[1]
 
 
@@ -171,21 +246,35 @@ def public_pca(X_public, n_components) -> np.ndarray:
     return top_eigenvectors(X.T @ X / X.shape[0], k)[1]
 
 
-def gaussian_projection_basis(n_features, n_components, *, random_state=None) -> np.ndarray:
-    """i.i.d. N(0, 1) ``M x K`` matrix: the paper's "adaptation of Blocki et al." (Section VIII-B4).
+_SPECTRUM_CACHE: dict = {}
 
-    Data-independent, so it costs no privacy; :func:`feature_scale` rescales the projected
-    features into the box.
+
+def pca_spectrum(X) -> np.ndarray:
+    """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances).
+
+    The last input's spectrum is cached, so fitting Algorithm 1 for several ``K`` and trials on the
+    same data computes the Gram matrix once. The cache key is the shape and a digest of ``X r`` for
+    a fixed random vector ``r`` (one matrix-vector pass, much cheaper than hashing every byte; any
+    change of ``X`` changes ``X r`` except on a measure-zero set, and a miss only recomputes).
     """
-    m = check_integer(n_features, "n_features")
-    k = check_n_components(n_components, m)
-    return check_random_state(random_state).standard_normal((m, k))
+    return _spectrum(check_array(X, name="X"))
+
+
+def _spectrum(X) -> np.ndarray:
+    """:func:`pca_spectrum` of an already validated float64 matrix."""
+    probe = np.random.default_rng(1709).standard_normal(X.shape[1])
+    key = (X.shape, hashlib.blake2b((X @ probe).tobytes(), digest_size=16).hexdigest())
+    if key not in _SPECTRUM_CACHE:
+        _SPECTRUM_CACHE.clear()
+        n, m = X.shape
+        _SPECTRUM_CACHE[key] = np.linalg.eigvalsh(X.T @ X / (n * m))[::-1]
+    return _SPECTRUM_CACHE[key].copy()
 
 
 # --------------------------------------------------------------------------------------
 # Algorithms 1-3
 # --------------------------------------------------------------------------------------
-class PCAGauss:
+class PCAGauss(TransformerMixin, PrivateEstimator):
     """PCA-Gauss Algorithms 1-3: a differentially private Gaussian (mixture) model in a PCA space.
 
     Parameters
@@ -193,37 +282,49 @@ class PCAGauss:
     n_components : int
         ``K``, the reduced dimension.
     epsilon : float
-        Budget of this release (the basis's own budget, if any, is separate: serial composition).
+        Budget of this release, pure epsilon-DP (a basis's own budget, if any, is separate:
+        serial composition). ``numpy.inf``: no noise.
     mode : {"unsupervised", "supervised", "gmm"}
         Algorithm 1, 2 or 3.
     basis : array_like of shape (M, K), optional
         An independently derived basis (:func:`lap_pca`, :func:`analyze_gauss_pca`,
-        :func:`public_pca`, :func:`gaussian_projection_basis`, or the identity for "no
+        :func:`public_pca`, :func:`dpnb.dppro.gaussian_projection`, or the identity for "no
         reduction"). Required for "supervised" and "gmm". For "unsupervised", None means
         Algorithm 1 proper: PCA of the same data, releasing only the noisy top-``K`` eigenvalues
-        (Theorem 4, with :func:`eigenvalue_sensitivity`); the basis itself is *not* released,
-        so samples live in the private PCA coordinates and :meth:`transform` is unavailable.
-    bound : float
-        Public ``a``: rows of ``X`` must lie in ``[-a, a]^M`` (rejected otherwise).
+        (Theorem 4, :func:`eigenvalue_sensitivity`); the basis itself is *not* released, so
+        samples live in the private PCA coordinates and there is no ``components_`` nor
+        :meth:`transform`.
+    bounds : tuple (low, high)
+        Public box of the rows of ``X`` (scalars or per-feature arrays); rows outside it are
+        rejected. The paper's ``[-a, a]^M`` is ``(-a, a)``.
     label_bound : float
         Public ``b`` for "supervised": ``y`` must lie in ``[-b, b]`` (rejected otherwise).
     n_classes : int
         Public number of classes for "gmm"; labels must be integers in ``[0, n_classes)``.
     mean_fraction : float, optional
-        Share of ``epsilon`` spent on the mean (class sums for "gmm"). Default: 0 for
+        Share of ``epsilon`` spent on the mean (class sums/means for "gmm"). Default: 0 for
         "unsupervised" and "supervised" (the paper's zero-mean model, data assumed centred
         about the public origin), 0.1 for "gmm" (the paper's split). Must be 0 for Algorithm 1
         with a data-derived basis (a mean in a data-dependent basis has no O(1/N) sensitivity).
     count_fraction : float
-        Share of ``epsilon`` spent on the class counts ("gmm" only).
+        Share of ``epsilon`` spent on the class counts ("gmm", corrected calibration only).
+    calibration : {"corrected", "paper"}
+        ``"corrected"``: the sensitivities derived in the notebook (Algorithm 1 ``min(K, 2) a^2/N``,
+        Algorithm 2 the upper-triangle Proposition 3, Algorithm 3 the joint release).
+        ``"paper"``: the paper's reconstructed values (Algorithm 1 ``K a^2 / N``, Algorithm 2
+        ``(K^2 + 4K + 1) a^2 / N``, Algorithm 3 per class ``2Ka/N_c`` and ``K^2 a^2 / N_c`` with
+        the exact class sizes) -- **not** differentially private for "gmm"; for audits only.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
     ----------
     budget_ : dict
-        epsilon spent per released statistic; the values sum to ``epsilon``.
-    sensitivities_ : dict
-        L1 sensitivity used for each released statistic.
+        Statistic -> ``(epsilon_i, 0.0)``; they add up to ``(epsilon, 0)``.
+    sensitivity_ : dict
+        Statistic -> the L1 sensitivity its Laplace noise used.
+    n_features_in_ : int
+    components_ : ndarray of shape (K, M)
+        The public basis (transposed); only with ``basis`` given.
     mean_, covariance_ : ndarray
         The private model ("unsupervised"/"supervised"; for "supervised" the label is the last
         coordinate).
@@ -231,138 +332,185 @@ class PCAGauss:
         The private mixture ("gmm").
     """
 
-    def __init__(self, n_components, epsilon, *, mode="unsupervised", basis=None, bound=1.0,
+    def __init__(self, n_components=2, epsilon=1.0, *, mode="unsupervised", basis=None, bounds=(-1.0, 1.0),
                  label_bound=1.0, n_classes=None, mean_fraction=None, count_fraction=0.05,
-                 random_state=None):
-        if mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {mode!r}")
-        self.n_components = check_integer(n_components, "n_components")
-        self.epsilon = check_epsilon(epsilon)
+                 calibration="corrected", random_state=None):
+        self.n_components = n_components
+        self.epsilon = epsilon
         self.mode = mode
-        self.bound = check_positive(bound, "bound")
-        self.label_bound = check_positive(label_bound, "label_bound")
-        self.basis = None if basis is None else _check_basis(basis, None, self.n_components)
-        if mode in ("supervised", "gmm") and self.basis is None:
-            raise ValueError(f"mode={mode!r} needs an independently derived basis (Proposition 4): pass "
-                             "basis=lap_pca(...), analyze_gauss_pca(...), public_pca(...) or a projection")
-        if mode == "gmm":
-            self.n_classes = check_integer(n_classes, "n_classes")
-            if self.n_classes < 2:
-                raise ValueError("n_classes must be >= 2 for mode='gmm'")
-        elif n_classes is not None:
-            raise ValueError("n_classes is only used with mode='gmm'")
-        default_mean = 0.1 if mode == "gmm" else 0.0
-        self.mean_fraction = _check_fraction(default_mean if mean_fraction is None else mean_fraction,
-                                             "mean_fraction")
-        self.count_fraction = _check_fraction(count_fraction, "count_fraction")
-        used = self.mean_fraction + (self.count_fraction if mode == "gmm" else 0.0)
-        if used >= 1:
-            raise ValueError("mean_fraction + count_fraction must be < 1 so the covariance gets some budget")
-        if mode == "gmm" and (self.mean_fraction == 0 or self.count_fraction == 0):
-            raise ValueError("mode='gmm' releases class sums and counts: mean_fraction and count_fraction must be > 0")
-        if mode == "unsupervised" and self.basis is None and self.mean_fraction > 0:
-            raise ValueError("Algorithm 1 with a data-derived basis releases no mean: set mean_fraction=0 "
-                             "or pass an independent basis")
+        self.basis = basis
+        self.bounds = bounds
+        self.label_bound = label_bound
+        self.n_classes = n_classes
+        self.mean_fraction = mean_fraction
+        self.count_fraction = count_fraction
+        self.calibration = calibration
         self.random_state = random_state
-        self._rng = check_random_state(random_state)
 
     # -- fitting ------------------------------------------------------------------------
     def fit(self, X, y=None):
-        """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self."""
-        X = check_in_box(check_array(X, name="X", min_rows=2), -self.bound, self.bound)
+        """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self.
+
+        "unsupervised" accepts and ignores ``y``.
+        """
+        epsilon = self._check_privacy(needs_delta=False)[0]
+        settings = self._check_settings()
+        X, low, high = _check_data(X, self.bounds, min_rows=2)
         n, m = X.shape
         k = check_n_components(self.n_components, m)
-        if self.basis is not None and self.basis.shape[0] != m:
-            raise ValueError(f"basis has {self.basis.shape[0]} rows but X has {m} features")
-        if self.mode == "unsupervised":
-            if y is not None:
-                raise ValueError("mode='unsupervised' takes no y; use mode='supervised' or 'gmm'")
-            if self.basis is None:
-                self._fit_same_data_pca(X, k)
-            else:
-                self._fit_gaussian(self.transform(X), np.full(k, self.bound))
+        if self.basis is not None:
+            W = _check_basis(self.basis, m, k)
+            self.components_ = W.T
+            self._scale = feature_scale(W, (low, high))
+        self._bound = float(coordinate_bounds((low, high)).max())
+        self._rng = self._make_rng()
+        self.n_features_in_ = m
+        if self.mode == "unsupervised" and self.basis is None:
+            self._fit_same_data_pca(X, k, epsilon, (low, high))
+        elif self.mode == "unsupervised":
+            self._fit_gaussian(self._reduce(X), np.full(k, self._bound), epsilon, settings["mean"])
         elif self.mode == "supervised":
             y = self._check_y(y, n, categorical=False)
-            b = self.label_bound
-            Z = np.column_stack([self.transform(X), y])
-            self._fit_gaussian(Z, np.append(np.full(k, self.bound), b))
+            bounds = np.append(np.full(k, self._bound), float(self.label_bound))
+            self._fit_gaussian(np.column_stack([self._reduce(X), y]), bounds, epsilon, settings["mean"])
+        elif self.calibration == "corrected":
+            self._fit_gmm(self._reduce(X), self._check_y(y, n, categorical=True), epsilon, settings)
         else:
-            self._fit_gmm(self.transform(X), self._check_y(y, n, categorical=True))
+            self._fit_gmm_paper(self._reduce(X), self._check_y(y, n, categorical=True), epsilon, settings["mean"])
         return self
 
-    def _fit_same_data_pca(self, X, k):
+    def _check_settings(self) -> dict:
+        """Validate the non-privacy parameters; returns the resolved budget fractions."""
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        _check_calibration(self.calibration)
+        check_integer(self.n_components, "n_components")
+        check_positive(self.label_bound, "label_bound")
+        if self.mode in ("supervised", "gmm") and self.basis is None:
+            raise ValueError(f"mode={self.mode!r} needs an independently derived basis (Proposition 4): pass "
+                             "basis=lap_pca(...), analyze_gauss_pca(...), public_pca(...) or a projection")
+        if self.mode == "gmm":
+            if self.n_classes is None:
+                raise ValueError("mode='gmm' needs n_classes, the public number of classes")
+            if check_integer(self.n_classes, "n_classes") < 2:
+                raise ValueError("n_classes must be >= 2 for mode='gmm'")
+        elif self.n_classes is not None:
+            raise ValueError("n_classes is only used with mode='gmm'; leave it None")
+        default_mean = 0.1 if self.mode == "gmm" else 0.0
+        mean = _check_fraction(default_mean if self.mean_fraction is None else self.mean_fraction, "mean_fraction")
+        count = _check_fraction(self.count_fraction, "count_fraction")
+        counted = self.mode == "gmm" and self.calibration == "corrected"
+        if mean + (count if counted else 0.0) >= 1:
+            raise ValueError("mean_fraction + count_fraction must be < 1 so the covariance gets some budget")
+        if self.mode == "gmm" and (mean == 0 or (counted and count == 0)):
+            raise ValueError("mode='gmm' releases class sums and counts: mean_fraction and count_fraction must be > 0")
+        if self.mode == "unsupervised" and self.basis is None and mean > 0:
+            raise ValueError("Algorithm 1 with a data-derived basis releases no mean: set mean_fraction=0 "
+                             "or pass an independent basis")
+        return {"mean": mean, "count": count}
+
+    def _reduce(self, X):
+        return X @ self.components_.T / self._scale
+
+    def _fit_same_data_pca(self, X, k, epsilon, bounds):
         n, m = X.shape
-        eigenvalues = np.linalg.eigvalsh(X.T @ X / (n * m))[::-1][:k]
-        sens = eigenvalue_sensitivity(k, n, self.bound)
-        noisy = np.atleast_1d(laplace_mechanism(eigenvalues, sens, self.epsilon, random_state=self._rng))
-        self.budget_ = {"eigenvalues": self.epsilon}
-        self.sensitivities_ = {"eigenvalues": sens}
+        eigenvalues = _spectrum(X)[:k]
+        sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, calibration=self.calibration)
+        noisy = np.atleast_1d(laplace_mechanism(eigenvalues, sens, epsilon, random_state=self._rng))
+        self.budget_ = split_budget(epsilon, 0.0, {"eigenvalues": 1.0})
+        self.sensitivity_ = {"eigenvalues": sens}
         self.mean_ = np.zeros(k)
         self.covariance_ = np.diag(np.maximum(noisy, 0.0))
 
-    def _fit_gaussian(self, Z, bounds):
-        n = Z.shape[0]
-        eps_mean = self.mean_fraction * self.epsilon
-        eps_cov = self.epsilon - eps_mean
-        sens_cov = second_moment_sensitivity(bounds, n)
-        second = symmetric_laplace_mechanism(Z.T @ Z / n, sens_cov, eps_cov, random_state=self._rng)
-        self.budget_ = {"second_moment": eps_cov}
-        self.sensitivities_ = {"second_moment": sens_cov}
+    def _fit_gaussian(self, Z, bounds, epsilon, mean_fraction):
+        n, k = Z.shape[0], Z.shape[1] - (self.mode == "supervised")
+        fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
+        self.budget_ = split_budget(epsilon, 0.0, fractions)
+        if self.calibration == "paper" and self.mode == "supervised":
+            sens_cov = (k ** 2 + 4 * k + 1) * self._bound ** 2 / n  # Theorem 5 (reconstructed), b = a
+        else:
+            sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
+        second = symmetric_laplace_mechanism(Z.T @ Z / n, sens_cov, self.budget_["second_moment"][0],
+                                             random_state=self._rng)
+        self.sensitivity_ = {"second_moment": sens_cov}
         mean = np.zeros(Z.shape[1])
-        if eps_mean > 0:
+        if mean_fraction:
             sens_mean = 2.0 * bounds.sum() / n
-            mean = np.clip(laplace_mechanism(Z.mean(axis=0), sens_mean, eps_mean, random_state=self._rng),
-                           -bounds, bounds)
-            self.budget_["mean"] = eps_mean
-            self.sensitivities_["mean"] = sens_mean
+            mean = np.clip(laplace_mechanism(Z.mean(axis=0), sens_mean, self.budget_["mean"][0],
+                                             random_state=self._rng), -bounds, bounds)
+            self.sensitivity_["mean"] = sens_mean
         self.mean_ = mean
         self.covariance_ = project_psd(second - np.outer(mean, mean))
 
-    def _fit_gmm(self, Z, y):
+    def _fit_gmm(self, Z, y, epsilon, fractions):
         k, c = Z.shape[1], self.n_classes
-        sens = gmm_sensitivities(k, self.bound)
-        eps_n = self.count_fraction * self.epsilon
-        eps_s = self.mean_fraction * self.epsilon
-        eps_q = self.epsilon - eps_n - eps_s
+        sens = gmm_sensitivities(k, self._bound)
+        self.budget_ = split_budget(epsilon, 0.0, {"counts": fractions["count"], "sums": fractions["mean"],
+                                                   "second_moments": 1.0 - fractions["count"] - fractions["mean"]})
         onehot = np.eye(c)[y]
-        counts = laplace_mechanism(onehot.sum(axis=0), sens["counts"], eps_n, random_state=self._rng)
-        sums = laplace_mechanism(onehot.T @ Z, sens["sums"], eps_s, random_state=self._rng)
-        second = [symmetric_laplace_mechanism(Z[y == j].T @ Z[y == j], sens["second_moments"], eps_q,
-                                              random_state=self._rng) for j in range(c)]
-        self.budget_ = {"counts": eps_n, "sums": eps_s, "second_moments": eps_q}
-        self.sensitivities_ = sens
+        counts = laplace_mechanism(onehot.sum(axis=0), sens["counts"], self.budget_["counts"][0],
+                                   random_state=self._rng)
+        sums = laplace_mechanism(onehot.T @ Z, sens["sums"], self.budget_["sums"][0], random_state=self._rng)
+        second = [symmetric_laplace_mechanism(Z[y == j].T @ Z[y == j], sens["second_moments"],
+                                              self.budget_["second_moments"][0], random_state=self._rng)
+                  for j in range(c)]
+        self.sensitivity_ = sens
         sizes = np.maximum(counts, 1.0)
-        self.class_means_ = np.clip(sums / sizes[:, None], -self.bound, self.bound)
+        self.class_means_ = np.clip(sums / sizes[:, None], -self._bound, self._bound)
         self.class_covariances_ = np.stack([project_psd(second[j] / sizes[j] - np.outer(mu, mu))
                                             for j, mu in enumerate(self.class_means_)])
         weights = np.maximum(counts, 0.0)
         self.class_weights_ = weights / weights.sum() if weights.sum() > 0 else np.full(c, 1.0 / c)
 
+    def _fit_gmm_paper(self, Z, y, epsilon, mean_fraction):
+        """Theorem 6 as stated (reconstructed): per class, noise scaled by the private ``N_c``. Not DP."""
+        k, c, a = Z.shape[1], self.n_classes, self._bound
+        self.budget_ = split_budget(epsilon, 0.0, {"class_means": mean_fraction,
+                                                   "class_covariances": 1.0 - mean_fraction})
+        sizes = np.bincount(y, minlength=c).astype(float)
+        self.sensitivity_ = {"class_means": 2 * k * a / sizes, "class_covariances": k ** 2 * a ** 2 / sizes}
+        means, covariances = [], []
+        for j in range(c):
+            Zj = Z[y == j]
+            mu = Zj.mean(axis=0)
+            means.append(np.clip(laplace_mechanism(mu, self.sensitivity_["class_means"][j],
+                                                   self.budget_["class_means"][0], random_state=self._rng), -a, a))
+            cov = (Zj - mu).T @ (Zj - mu) / len(Zj)
+            covariances.append(project_psd(symmetric_laplace_mechanism(
+                cov, self.sensitivity_["class_covariances"][j], self.budget_["class_covariances"][0],
+                random_state=self._rng)))
+        self.class_means_, self.class_covariances_ = np.array(means), np.stack(covariances)
+        self.class_weights_ = sizes / sizes.sum()
+
     # -- using the release --------------------------------------------------------------
     def transform(self, X):
         """Features of ``X`` in the release's coordinates (``X W / s``, Lemma 1); needs a public basis."""
+        check_is_fitted(self, "budget_")
         if self.basis is None:
             raise ValueError("Algorithm 1 with a data-derived basis keeps the basis private; "
                              "transform needs an independent basis")
-        return reduce_features(X, self.basis, bound=self.bound)
+        X = check_array(X, name="X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
+        return self._reduce(_check_data(X, self.bounds)[0])
 
     def sample(self, n_samples):
-        """Draw synthetic records: ``Z`` ("unsupervised"), ``(Z, y)`` ("supervised", "gmm")."""
+        """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
+        "supervised", class labels for "gmm". Draws from the generator made in :meth:`fit`."""
+        check_is_fitted(self, "budget_")
         n = check_integer(n_samples, "n_samples")
-        if not hasattr(self, "budget_"):
-            raise ValueError("call fit(X, y) before sample(n_samples)")
+        rng = self._rng
         if self.mode == "gmm":
-            sizes = self._rng.multinomial(n, self.class_weights_)
+            sizes = rng.multinomial(n, self.class_weights_)
             y = np.repeat(np.arange(self.n_classes), sizes)
-            Z = np.concatenate([self._rng.multivariate_normal(self.class_means_[j], self.class_covariances_[j],
-                                                              size=s, method="eigh")
+            Z = np.concatenate([gaussian_draws(self.class_means_[j], self.class_covariances_[j], s, random_state=rng)
                                 for j, s in enumerate(sizes)])
-            order = self._rng.permutation(n)
+            order = rng.permutation(n)
             return Z[order], y[order]
-        draws = self._rng.multivariate_normal(self.mean_, self.covariance_, size=n, method="eigh")
+        draws = gaussian_draws(self.mean_, self.covariance_, n, random_state=rng)
         if self.mode == "supervised":
             return draws[:, :-1], draws[:, -1]
-        return draws
+        return draws, None
 
     # -- validation ---------------------------------------------------------------------
     def _check_y(self, y, n, *, categorical):
@@ -382,8 +530,25 @@ class PCAGauss:
         return y
 
 
+def _check_data(X, bounds, *, min_rows=1):
+    """``X`` as a float64 matrix inside the public box: returns ``(X, low, high)``.
+
+    Two column reductions (``min >= low``, ``max <= high``; a NaN fails them) instead of separate
+    finiteness and box checks with full-size temporaries; on failure the shared validators raise
+    their usual messages. No copy for float64 input.
+    """
+    if not isinstance(X, np.ndarray) or X.dtype != np.float64 or X.ndim != 2 or X.shape[0] < min_rows:
+        X = check_array(X, name="X", min_rows=min_rows)
+    low, high = box_bounds(bounds, X.shape[1])
+    if not (np.all(X.min(axis=0) >= low) and np.all(X.max(axis=0) <= high)):
+        check_in_box(check_array(X, name="X"), low, high)
+    return X, low, high
+
+
 def _check_fraction(value, name) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 <= float(value) < 1:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in [0, 1), got {type(value).__name__}")
+    if not 0 <= float(value) < 1:
         raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
     return float(value)
 
@@ -394,5 +559,6 @@ def _check_basis(basis, n_features, n_components) -> np.ndarray:
         raise ValueError(f"basis must have one row per feature ({n_features}), got shape {W.shape}")
     if n_components is not None and W.shape[1] != n_components:
         raise ValueError(f"basis must have n_components={n_components} columns, got shape {W.shape}")
-    feature_scale(W)
+    if not np.any(W):
+        raise ValueError("basis has only zero columns; pass a basis with nonzero columns")
     return W

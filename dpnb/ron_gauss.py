@@ -42,7 +42,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator, split_budget
-from .linalg import haar_stiefel, project_psd, top_eigenvectors
+from .linalg import gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 from .validation import (
     check_array,
@@ -264,12 +264,6 @@ def _preprocess_project(XW, x_mu, sq, inv_norms, mu, components) -> np.ndarray:
     return np.divide(Z, r[:, None], out=np.zeros_like(Z), where=r[:, None] > 0)
 
 
-def _gaussian_sample(mean, cov, size, rng) -> np.ndarray:
-    """Draws from N(mean, cov) for a PSD ``cov`` (eigendecomposition, so singular ``cov`` is fine)."""
-    w, V = np.linalg.eigh(cov)
-    return mean + rng.standard_normal((size, cov.shape[0])) @ (V * np.sqrt(np.clip(w, 0, None))).T
-
-
 class RONGauss(TransformerMixin, PrivateEstimator):
     """RON-Gauss synthetic-data generator (paper Algorithms 1-5), epsilon-DP.
 
@@ -461,12 +455,12 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         rng = self._rng
         p = self.components_.shape[0]
         if self.mode == "unsupervised":
-            return self._output_space(_gaussian_sample(np.zeros(p), self.covariance_, n_samples, rng)), None
+            return self._output_space(gaussian_draws(np.zeros(p), self.covariance_, n_samples, random_state=rng)), None
         if self.mode == "supervised":
-            Z = _gaussian_sample(np.zeros(p + 1), self.covariance_, n_samples, rng)
+            Z = gaussian_draws(np.zeros(p + 1), self.covariance_, n_samples, random_state=rng)
             return self._output_space(Z[:, :p]), Z[:, p]
         sizes = rng.multinomial(n_samples, self.class_counts_ / self.class_counts_.sum())
-        parts = [_gaussian_sample(self.components_ @ mu, cov, k, rng)
+        parts = [gaussian_draws(self.components_ @ mu, cov, k, random_state=rng)
                  for mu, cov, k in zip(self.class_means_, self.class_covariances_, sizes)]
         order = rng.permutation(n_samples)
         X_syn = np.concatenate(parts)[order]

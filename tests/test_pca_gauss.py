@@ -2,11 +2,29 @@ import itertools
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import Ridge
+from sklearn.pipeline import make_pipeline
 
 from dpnb import audit
-from dpnb.pca_gauss import (PCAGauss, analyze_gauss_pca, eigenvalue_sensitivity, feature_scale,
-                            gaussian_projection_basis, gmm_sensitivities, lap_pca, public_pca,
-                            reduce_features, second_moment_sensitivity)
+from dpnb.dppro import gaussian_projection
+from dpnb.estimator import budget_total
+from dpnb.linalg import gaussian_draws
+from dpnb.pca_gauss import (
+    PCAGauss,
+    analyze_gauss_pca,
+    box_bounds,
+    coordinate_bounds,
+    eigenvalue_sensitivity,
+    feature_scale,
+    gmm_sensitivities,
+    lap_pca,
+    pca_spectrum,
+    public_pca,
+    reduce_features,
+    second_moment_sensitivity,
+)
 from dpnb.stats import clopper_pearson, mean_ci
 
 
@@ -17,10 +35,22 @@ def data():
     return X, (X[:, 0] > 0).astype(int), np.clip(0.5 * X[:, 1], -1, 1)
 
 
-# --- sensitivities --------------------------------------------------------------------------
+# --- bounds and sensitivities ---------------------------------------------------------------
+def test_box_bounds_and_coordinate_bounds():
+    low, _high = box_bounds((-1.0, 2.0), 3)
+    np.testing.assert_array_equal(low, [-1.0] * 3)
+    np.testing.assert_array_equal(coordinate_bounds(([-1.0, -3.0], [2.0, 1.0])), [2.0, 3.0])
+    with pytest.raises(TypeError, match="pair"):
+        box_bounds(1.0)
+    with pytest.raises(ValueError, match="low < high"):
+        box_bounds((1.0, 1.0))
+    with pytest.raises(ValueError, match="one entry per feature"):
+        box_bounds(([0.0, 0.0], 1.0), 3)
+
+
 def test_second_moment_sensitivity_formula_and_brute_force():
     c = np.array([1.0, 0.5, 2.0])
-    assert second_moment_sensitivity(c, 4, triangle=False) == pytest.approx(3.5 ** 2 / 4)
+    assert second_moment_sensitivity(c, 4, part="full") == pytest.approx(3.5 ** 2 / 4)
     assert second_moment_sensitivity(c, 4) == pytest.approx((3.5 ** 2 + 5.25) / 8)
     # exhaustive over a grid of the box (vertices, zero, midpoints): the maximum equals the formula
     grid = [np.array(p) * c for p in itertools.product([-1.0, -0.5, 0.0, 0.5, 1.0], repeat=3)]
@@ -30,20 +60,25 @@ def test_second_moment_sensitivity_formula_and_brute_force():
         D = np.outer(x, x) - np.outer(xp, xp)
         best_full = max(best_full, np.abs(D).sum())
         best_triu = max(best_triu, np.abs(D[iu]).sum())
-    assert best_full == pytest.approx(second_moment_sensitivity(c, 1, triangle=False))
+    assert best_full == pytest.approx(second_moment_sensitivity(c, 1, part="full"))
     assert best_triu == pytest.approx(second_moment_sensitivity(c, 1))
 
 
-@pytest.mark.parametrize("bounds,n,match", [([1.0, 0.0], 3, "bounds"), ([1.0], 0, "n_samples"),
-                                            ([[1.0]], 3, "1-dimensional"), ([np.nan], 3, "NaN")])
-def test_second_moment_sensitivity_bad_input(bounds, n, match):
+@pytest.mark.parametrize("bounds,n,kwargs,match", [([1.0, 0.0], 3, {}, "coordinate_bound"),
+                                                   ([1.0], 0, {}, "n_samples"),
+                                                   ([[1.0]], 3, {}, "1-dimensional"), ([np.nan], 3, {}, "NaN"),
+                                                   ([1.0], 3, {"part": "lower"}, "part")])
+def test_second_moment_sensitivity_bad_input(bounds, n, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        second_moment_sensitivity(bounds, n)
+        second_moment_sensitivity(bounds, n, **kwargs)
 
 
 def test_eigenvalue_sensitivity_value_and_attained():
-    assert eigenvalue_sensitivity(1, 10, 2.0) == pytest.approx(0.4)
+    assert eigenvalue_sensitivity(1, 10, (-2.0, 2.0)) == pytest.approx(0.4)
     assert eigenvalue_sensitivity(5, 10) == pytest.approx(0.2)
+    assert eigenvalue_sensitivity(5, 10, calibration="paper") == pytest.approx(0.5)
+    # per-feature bounds: a^2 is the mean of c_j^2
+    assert eigenvalue_sensitivity(2, 1, ([-1.0, -3.0], [1.0, 1.0])) == pytest.approx(2 * 5.0)
     # one record moves from one direction to an orthogonal one: the bound 2 a^2 / N is reached
     u, w = np.ones(4), np.array([1.0, 1.0, -1.0, -1.0])
     X = np.array([u, u, u, w, w, w])
@@ -53,8 +88,8 @@ def test_eigenvalue_sensitivity_value_and_attained():
     assert np.abs(eig[0] - eig[1]).sum() == pytest.approx(eigenvalue_sensitivity(3, 6))
     with pytest.raises(ValueError, match="n_components"):
         eigenvalue_sensitivity(0, 10)
-    with pytest.raises(ValueError, match="bound"):
-        eigenvalue_sensitivity(2, 10, bound=-1.0)
+    with pytest.raises(ValueError, match="calibration"):
+        eigenvalue_sensitivity(2, 10, calibration="published")
 
 
 def test_eigenvalue_sensitivity_survives_search():
@@ -68,8 +103,30 @@ def test_eigenvalue_sensitivity_survives_search():
 
 def test_gmm_sensitivities():
     assert gmm_sensitivities(3, 0.5) == {"counts": 2.0, "sums": 3.0, "second_moments": 3.0}
-    with pytest.raises(ValueError, match="n_components"):
+    with pytest.raises(TypeError, match="n_components"):
         gmm_sensitivities(1.5)
+
+
+def test_pca_spectrum_cached_and_exact(data):
+    X = data[0]
+    lam = pca_spectrum(X)
+    np.testing.assert_allclose(lam, np.linalg.eigvalsh(X.T @ X / X.size)[::-1])
+    lam[0] = -1.0  # the caller's copy, not the cache
+    assert pca_spectrum(X)[0] > 0
+    X2 = X.copy()
+    X2[0] = 1.0  # a changed matrix misses the cache
+    np.testing.assert_allclose(pca_spectrum(X2), np.linalg.eigvalsh(X2.T @ X2 / X2.size)[::-1])
+
+
+def test_gaussian_draws_law_and_sign_invariance():
+    cov = np.array([[2.0, 0.6], [0.6, 1.0]])
+    Z = gaussian_draws([1.0, -1.0], cov, 20000, random_state=0)
+    np.testing.assert_allclose(Z.mean(axis=0), [1.0, -1.0], atol=0.05)  # > 4 standard errors
+    np.testing.assert_allclose(np.cov(Z.T), cov, atol=0.08)
+    # the draws depend on the covariance only, not on which eigenvector signs a solver returns
+    np.testing.assert_array_equal(gaussian_draws(np.zeros(2), cov, 5, random_state=1),
+                                  gaussian_draws(np.zeros(2), cov.copy(), 5, random_state=1))
+    assert gaussian_draws(np.zeros(3), np.zeros((3, 3)), 4, random_state=0).shape == (4, 3)
 
 
 # --- features and bases ---------------------------------------------------------------------
@@ -78,24 +135,29 @@ def test_feature_scale_and_reduce_features_stay_in_box():
     W = np.linalg.qr(np.random.default_rng(1).standard_normal((9, 3)))[0]
     assert feature_scale(W) <= 3.0 + 1e-12  # Lemma 1: sqrt(M) for unit columns
     vertices = np.array(list(itertools.product([-2.0, 2.0], repeat=9)))
-    Z = reduce_features(vertices, W, bound=2.0)
+    Z = reduce_features(vertices, W, bounds=(-2.0, 2.0))
     assert Z.shape == (512, 3)
     assert np.abs(Z).max() == pytest.approx(2.0)  # the exact range is reached at a vertex
+    # the scale of a Gaussian projection does not matter after the rescaling
+    R = gaussian_projection(9, 3, random_state=4)
+    np.testing.assert_allclose(reduce_features(vertices, R, bounds=(-2.0, 2.0)),
+                               reduce_features(vertices, 5 * R, bounds=(-2.0, 2.0)))
     with pytest.raises(ValueError, match="zero columns"):
         feature_scale(np.zeros((3, 2)))
     with pytest.raises(ValueError, match="outside the declared bounds"):
-        reduce_features(vertices, W, bound=1.0)
+        reduce_features(vertices, W)
     with pytest.raises(ValueError, match="one row per feature"):
-        reduce_features(vertices, W[:5], bound=2.0)
+        reduce_features(vertices, W[:5], bounds=(-2.0, 2.0))
 
 
-def test_lap_pca_recovers_top_direction_at_large_epsilon(data):
+def test_lap_pca_recovers_top_direction_and_is_exact_at_infinite_epsilon(data):
     X = data[0] * np.array([1.0, 0.2, 0.2, 0.2, 0.2, 0.2])
     V = lap_pca(X, 2, 1e6, random_state=3)
     assert V.shape == (6, 2)
     np.testing.assert_allclose(V.T @ V, np.eye(2), atol=1e-10)
     assert abs(V[0, 0]) > 0.999
     np.testing.assert_array_equal(V, lap_pca(X, 2, 1e6, random_state=3))
+    np.testing.assert_array_equal(lap_pca(X, 2, np.inf, random_state=3), public_pca(X, 2))
     with pytest.raises(ValueError, match="epsilon"):
         lap_pca(X, 2, 0.0)
     with pytest.raises(ValueError, match="n_components"):
@@ -108,40 +170,111 @@ def test_analyze_gauss_pca(data):
     X = data[0] / np.sqrt(6)
     V = analyze_gauss_pca(X, 3, 1.0, 1e-5, random_state=0)
     np.testing.assert_allclose(V.T @ V, np.eye(3), atol=1e-10)
+    np.testing.assert_allclose(np.abs(analyze_gauss_pca(X, 3, np.inf, 1e-5).T @ public_pca(X, 3)), np.eye(3),
+                               atol=1e-10)
     with pytest.raises(ValueError, match="norm"):
-        analyze_gauss_pca(data[0], 3, 1.0, 1e-5, radius=1.0)
+        analyze_gauss_pca(data[0], 3, 1.0, 1e-5, data_norm=1.0)
     with pytest.raises(ValueError, match="classic"):
-        analyze_gauss_pca(X, 3, 2.0, 1e-5, calibration="classic")
+        analyze_gauss_pca(X, 3, 2.0, 1e-5, gaussian="classic")
+    with pytest.raises(ValueError, match="calibration"):
+        analyze_gauss_pca(X, 3, 1.0, 1e-5, calibration="classic")
     with pytest.raises(ValueError, match="delta"):
         analyze_gauss_pca(X, 3, 1.0, 1.5)
 
 
-def test_public_pca_and_projection_basis(data):
+def test_public_pca(data):
     X = data[0]
     V = public_pca(X, 2)
-    w, E = np.linalg.eigh(X.T @ X / len(X))
+    _w, E = np.linalg.eigh(X.T @ X / len(X))
     assert abs(V[:, 0] @ E[:, -1]) == pytest.approx(1.0)
     with pytest.raises(ValueError, match="at least 2"):
         public_pca(X[:1], 1)
-    R = gaussian_projection_basis(6, 4, random_state=5)
-    assert R.shape == (6, 4)
-    np.testing.assert_array_equal(R, gaussian_projection_basis(6, 4, random_state=5))
-    with pytest.raises(ValueError, match="n_components"):
-        gaussian_projection_basis(3, 4)
-    with pytest.raises(ValueError, match="n_features"):
-        gaussian_projection_basis(0, 1)
 
 
-# --- PCAGauss -------------------------------------------------------------------------------
+# --- PCAGauss: the estimator contract ---------------------------------------------------------
+def _models(X):
+    W = public_pca(X, 2)
+    return [PCAGauss(2, 0.7, random_state=0),
+            PCAGauss(2, 0.7, basis=W, random_state=0),
+            PCAGauss(2, 0.7, mode="supervised", basis=W, mean_fraction=0.2, random_state=0),
+            PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, random_state=0),
+            PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, calibration="paper", random_state=0)]
+
+
+def _fit(model, data):
+    X, c, y = data
+    labels = {"unsupervised": None, "supervised": y, "gmm": c}[model.mode]
+    return model.fit(X, labels)
+
+
+def test_clone_get_set_params_and_refit_determinism(data):
+    for model in _models(data[0]):
+        twin = clone(model)
+        assert set(twin.get_params()) == set(model.get_params())
+        assert "PCAGauss" in repr(twin)
+        Z1, y1 = _fit(model, data).sample(20)
+        budget = dict(model.budget_)
+        Z2, y2 = _fit(model, data).sample(20)
+        np.testing.assert_array_equal(Z1, Z2)
+        assert (y1 is None and y2 is None) or np.array_equal(y1, y2)
+        assert model.budget_ == budget
+        assert budget_total(model.budget_) == pytest.approx((0.7, 0.0))
+        assert set(model.sensitivity_) == set(model.budget_)
+        assert model.n_features_in_ == 6
+    model = PCAGauss(2, 1.0).set_params(epsilon=0.5, n_components=3)
+    assert model.get_params()["epsilon"] == 0.5 and model.n_components == 3
+
+
+def test_components_transform_and_pipeline(data):
+    X, _, y = data
+    W = public_pca(X, 2)
+    model = PCAGauss(2, 1.0, basis=W, random_state=0).fit(X)
+    assert model.components_.shape == (2, 6)
+    np.testing.assert_allclose(model.transform(X), reduce_features(X, W))
+    pipe = make_pipeline(PCAGauss(2, 1.0, basis=W, random_state=0), Ridge()).fit(X, y)
+    assert pipe.predict(X).shape == (300,)
+    assert not hasattr(PCAGauss(2, 1.0).fit(X), "components_")
+
+
+def test_not_fitted_and_bad_privacy(data):
+    X = data[0]
+    for method, args in (("sample", (3,)), ("transform", (X,))):
+        with pytest.raises(NotFittedError):
+            getattr(PCAGauss(2, 1.0, basis=np.eye(6)[:, :2]), method)(*args)
+    with pytest.raises(ValueError, match="epsilon"):
+        PCAGauss(2, -1.0).fit(X)
+    with pytest.raises(TypeError, match="epsilon"):
+        PCAGauss(2, "1").fit(X)
+    with pytest.raises(TypeError, match="random_state"):
+        PCAGauss(2, 1.0, random_state="seed").fit(X)
+
+
+def test_infinite_epsilon_is_noiseless(data):
+    X, c, y = data
+    model = PCAGauss(3, np.inf, random_state=0).fit(X)
+    np.testing.assert_allclose(np.diag(model.covariance_), pca_spectrum(X)[:3])
+    W = public_pca(X, 2)
+    sup = PCAGauss(2, np.inf, mode="supervised", basis=W).fit(X, y)
+    Z = np.column_stack([reduce_features(X, W), y])
+    np.testing.assert_allclose(sup.covariance_, Z.T @ Z / len(Z), atol=1e-12)
+    gmm = PCAGauss(2, np.inf, mode="gmm", basis=W, n_classes=2).fit(X, c)
+    np.testing.assert_allclose(gmm.class_means_[1], reduce_features(X, W)[c == 1].mean(axis=0))
+    np.testing.assert_allclose(gmm.class_weights_, np.bincount(c) / len(c))
+
+
+# --- PCAGauss: the algorithms ---------------------------------------------------------------------
 def test_algorithm1_release_and_budget(data):
     X = data[0]
     model = PCAGauss(3, 0.7, random_state=0).fit(X)
-    assert model.budget_ == {"eigenvalues": 0.7}
-    assert model.sensitivities_["eigenvalues"] == eigenvalue_sensitivity(3, 300)
+    assert model.budget_ == {"eigenvalues": (0.7, 0.0)}
+    assert model.sensitivity_["eigenvalues"] == eigenvalue_sensitivity(3, 300)
     assert np.allclose(model.covariance_, np.diag(np.diag(model.covariance_)))
-    assert model.sample(50).shape == (50, 3)
+    Z, y = model.sample(50)
+    assert Z.shape == (50, 3) and y is None
     with pytest.raises(ValueError, match="basis private"):
         model.transform(X)
+    paper = PCAGauss(3, 0.7, calibration="paper", random_state=0).fit(X)
+    assert paper.sensitivity_["eigenvalues"] == pytest.approx(1.5 * model.sensitivity_["eigenvalues"])
 
 
 def test_algorithm1_noise_variance_matches_laplace():
@@ -157,8 +290,8 @@ def test_supervised_release_and_samples(data):
     X, _, y = data
     W = public_pca(X, 2)
     model = PCAGauss(2, 1.0, mode="supervised", basis=W, mean_fraction=0.2, random_state=1).fit(X, y)
-    assert sum(model.budget_.values()) == pytest.approx(1.0)
-    assert model.sensitivities_["second_moment"] == second_moment_sensitivity(np.ones(3), 300)
+    assert {k: v[0] for k, v in model.budget_.items()} == pytest.approx({"second_moment": 0.8, "mean": 0.2})
+    assert model.sensitivity_["second_moment"] == second_moment_sensitivity(np.ones(3), 300)
     Z, y_syn = model.sample(4000)
     assert Z.shape == (4000, 2) and y_syn.shape == (4000,)
     assert np.all(np.linalg.eigvalsh(model.covariance_) >= -1e-12)
@@ -166,14 +299,17 @@ def test_supervised_release_and_samples(data):
     _, lo, hi = mean_ci(y_syn, 0.999)
     assert lo <= model.mean_[-1] <= hi
     assert model.transform(X).shape == (300, 2)
+    paper = PCAGauss(2, 1.0, mode="supervised", basis=W, calibration="paper").fit(X, y)
+    assert paper.sensitivity_["second_moment"] == pytest.approx(13 / 300)  # (K^2 + 4K + 1) a^2 / N
 
 
 def test_gmm_release_and_class_proportions(data):
     X, c, _ = data
     W = public_pca(X, 2)
     model = PCAGauss(2, 2.0, mode="gmm", basis=W, n_classes=2, random_state=2).fit(X, c)
-    assert model.budget_ == pytest.approx({"counts": 0.1, "sums": 0.2, "second_moments": 1.7})
-    assert model.sensitivities_ == gmm_sensitivities(2)
+    spent = {k: v[0] for k, v in model.budget_.items()}
+    assert spent == pytest.approx({"counts": 0.1, "sums": 0.2, "second_moments": 1.7})
+    assert model.sensitivity_ == gmm_sensitivities(2)
     Z, y_syn = model.sample(3000)
     assert Z.shape == (3000, 2)
     lo, hi = clopper_pearson(int((y_syn == 1).sum()), 3000, 0.999)
@@ -181,22 +317,31 @@ def test_gmm_release_and_class_proportions(data):
     assert model.class_covariances_.shape == (2, 2, 2)
 
 
+def test_gmm_paper_calibration_scales_with_private_class_sizes(data):
+    X, c, _ = data
+    model = PCAGauss(2, 1.0, mode="gmm", basis=public_pca(X, 2), n_classes=2, calibration="paper").fit(X, c)
+    sizes = np.bincount(c)
+    np.testing.assert_allclose(model.sensitivity_["class_means"], 4.0 / sizes)
+    np.testing.assert_allclose(model.sensitivity_["class_covariances"], 4.0 / sizes)
+    assert {k: v[0] for k, v in model.budget_.items()} == pytest.approx({"class_means": 0.1, "class_covariances": 0.9})
+
+
 @pytest.mark.parametrize("kwargs,match", [
-    (dict(mode="pca"), "mode"),
-    (dict(mode="supervised"), "independently derived basis"),
-    (dict(mode="gmm", basis=np.eye(6)[:, :2]), "n_classes"),
-    (dict(n_classes=2), "only used with mode='gmm'"),
-    (dict(mean_fraction=1.0), "mean_fraction"),
-    (dict(mean_fraction=0.1), "releases no mean"),
-    (dict(mode="gmm", basis=np.eye(6)[:, :2], n_classes=2, mean_fraction=0.6, count_fraction=0.5), "< 1"),
-    (dict(bound=0.0), "bound"),
-    (dict(basis=np.eye(6)[:, :3]), "n_components=2"),
+    ({"mode": "pca"}, "mode"),
+    ({"mode": "supervised"}, "independently derived basis"),
+    ({"mode": "gmm", "basis": np.eye(6)[:, :2]}, "n_classes"),
+    ({"n_classes": 2}, "only used with mode='gmm'"),
+    ({"mean_fraction": 1.0}, "mean_fraction"),
+    ({"mean_fraction": 0.1}, "releases no mean"),
+    ({"mode": "gmm", "basis": np.eye(6)[:, :2], "n_classes": 2, "mean_fraction": 0.6, "count_fraction": 0.5}, "< 1"),
+    ({"bounds": (0.0, 0.0)}, "low < high"),
+    ({"basis": np.eye(6)[:, :3]}, "n_components=2"),
+    ({"calibration": "published"}, "calibration"),
 ])
-def test_pcagauss_bad_parameters(kwargs, match):
+def test_pcagauss_bad_parameters(data, kwargs, match):
+    model = PCAGauss(2, 1.0, **kwargs)  # __init__ only stores
     with pytest.raises(ValueError, match=match):
-        PCAGauss(2, 1.0, **kwargs)
-    with pytest.raises(ValueError, match="epsilon"):
-        PCAGauss(2, -1.0)
+        model.fit(data[0], data[1])
 
 
 def test_pcagauss_bad_data(data):
@@ -208,9 +353,7 @@ def test_pcagauss_bad_data(data):
         PCAGauss(2, 1.0).fit(np.full((3, 6), np.nan))
     with pytest.raises(ValueError, match="n_components"):
         PCAGauss(7, 1.0).fit(X)
-    with pytest.raises(ValueError, match="takes no y"):
-        PCAGauss(2, 1.0).fit(X, y)
-    with pytest.raises(ValueError, match="rows but X has"):
+    with pytest.raises(ValueError, match="one row per feature"):
         PCAGauss(2, 1.0, basis=np.eye(5)[:, :2]).fit(X)
     sup = PCAGauss(2, 1.0, mode="supervised", basis=W, label_bound=0.1)
     with pytest.raises(ValueError, match="y has entries outside"):
@@ -224,7 +367,7 @@ def test_pcagauss_bad_data(data):
         gmm.fit(X, c + 0.5)
     with pytest.raises(ValueError, match="needs labels"):
         gmm.fit(X)
-    with pytest.raises(ValueError, match="before sample"):
-        PCAGauss(2, 1.0).sample(3)
     with pytest.raises(ValueError, match="n_samples"):
         PCAGauss(2, 1.0).fit(X).sample(0)
+    with pytest.raises(ValueError, match="features"):
+        PCAGauss(2, 1.0, basis=W).fit(X).transform(X[:, :5])
