@@ -40,6 +40,7 @@ from scipy.optimize import brentq
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
 from threadpoolctl import threadpool_limits
 
+from .linalg import haar_stiefel
 from .validation import check_array, check_integer, check_n_components, check_random_state, check_square
 
 _MAX_REJECTION_ROUNDS = 10_000
@@ -91,7 +92,7 @@ def _sample_theta(a, kappa: float, rng: np.random.Generator):
     log_mass_beta[:-1, a < 0] = np.inf
     best_g = np.argmin(log_mass_beta, axis=0)
     candidates = [log_mass_beta[best_g, np.arange(a.size)]]
-    with np.errstate(divide="ignore"):
+    with np.errstate(divide="ignore", invalid="ignore"):  # a = 0 gives inf - inf, discarded by the where
         log_mass_gamma = np.where((a < 0) & (kappa >= 1), gammaln(0.5) - 0.5 * np.log(abs_a)
                                   + np.log(gammainc(0.5, abs_a)), np.inf)
     candidates.append(log_mass_gamma)
@@ -160,10 +161,10 @@ def _sample_theta(a, kappa: float, rng: np.random.Generator):
     return np.where(reflect, phi, theta), np.where(reflect, theta, phi)
 
 
-def _vector_scan(y, l, rng: np.random.Generator) -> np.ndarray:
-    """One systematic Gibbs scan for ``p(y) ~ exp(sum_j l_j y_j^2)`` on the unit sphere.
+def _vector_scan(y, lam, rng: np.random.Generator) -> np.ndarray:
+    """One systematic Gibbs scan for ``p(y) ~ exp(sum_j lam_j y_j^2)`` on the unit sphere.
 
-    ``y`` and ``l`` have shape ``(m, q)`` (``m`` independent chains); returns the new ``y``.
+    ``y`` and ``lam`` have shape ``(m, q)`` (``m`` independent chains); returns the new ``y``.
     """
     m, q = y.shape
     kappa = (q - 1) / 2.0
@@ -177,7 +178,7 @@ def _vector_scan(y, l, rng: np.random.Generator) -> np.ndarray:
             fresh[:, i] = 0.0
             rest[degenerate] = fresh
             r2 = np.einsum("ij,ij->i", rest, rest)
-        a = l[:, i] - np.einsum("ij,ij->i", l * rest, rest) / r2
+        a = lam[:, i] - np.einsum("ij,ij->i", lam * rest, rest) / r2
         theta, phi = _sample_theta(a, kappa, rng)
         sign = 2.0 * rng.integers(0, 2, size=m) - 1.0
         y = rest * np.sqrt(phi / r2)[:, None]
@@ -188,21 +189,6 @@ def _vector_scan(y, l, rng: np.random.Generator) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Matrix Bingham Gibbs sampler
 # --------------------------------------------------------------------------------------
-def uniform_stiefel(d: int, k: int, n_chains: int = 1, *, random_state=None) -> np.ndarray:
-    """Draws from the uniform (Haar) distribution on ``V_{d,k}``, shape ``(n_chains, d, k)``.
-
-    QR of a Gaussian matrix with the signs of ``R``'s diagonal moved into ``Q``.
-    """
-    d = check_integer(d, "d")
-    k = check_n_components(k, d, "k")
-    n_chains = check_integer(n_chains, "n_chains")
-    rng = check_random_state(random_state)
-    Q, R = np.linalg.qr(rng.standard_normal((n_chains, d, k)))
-    signs = np.sign(np.diagonal(R, axis1=1, axis2=2))
-    signs[signs == 0] = 1.0
-    return Q * signs[:, None, :]
-
-
 def bingham_gibbs(B, k: int = 1, *, n_chains: int = 1, n_iter: int = 200, initial=None,
                   return_trace: bool = False, random_state=None):
     """Run ``n_chains`` independent Gibbs chains for the matrix Bingham ``exp(tr(V^T B V))``.
@@ -248,7 +234,7 @@ def bingham_gibbs(B, k: int = 1, *, n_chains: int = 1, n_iter: int = 200, initia
     n_iter = check_integer(n_iter, "n_iter", minimum=0)
     rng = check_random_state(random_state)
     if initial is None:
-        V = uniform_stiefel(d, k, n_chains, random_state=rng)
+        V = haar_stiefel(d, k, n_chains, random_state=rng)
     else:
         V = check_array(initial, ndim=3, name="initial").copy()
         if V.shape != (n_chains, d, k):
@@ -261,28 +247,44 @@ def bingham_gibbs(B, k: int = 1, *, n_chains: int = 1, n_iter: int = 200, initia
         return _gibbs_scans(B, V, n_iter, return_trace, rng)
 
 
+def _canonical_signs(W) -> np.ndarray:
+    """Flip each column of ``W`` (shape ``(..., d, q)``) so that its largest-magnitude entry is positive.
+
+    Eigenvectors are defined up to sign, and LAPACK builds linked against different BLAS kernels
+    may return either. The Gibbs update draws coordinates *in* this basis, so a flipped column
+    sends the chain down another (equally valid) path; fixing the sign keeps runs identical
+    across machines.
+    """
+    idx = np.argmax(np.abs(W), axis=-2)[..., None, :]
+    signs = np.sign(np.take_along_axis(W, idx, axis=-2))
+    return W * np.where(signs == 0, 1.0, signs)
+
+
 def _gibbs_scans(B, V, n_iter, return_trace, rng):
     """The scans of :func:`bingham_gibbs` (inputs already validated)."""
     n_chains, d, k = V.shape
     if k == 1:
         l_B, E_B = np.linalg.eigh(B)
         l_fixed = np.broadcast_to(l_B, (n_chains, d))
+        E_B = _canonical_signs(E_B)
     trace = np.empty((n_iter, n_chains)) if return_trace else None
     for it in range(n_iter):
         for r in range(k):
             if k == 1:
-                W, l = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
+                W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
             else:
                 Q, _ = np.linalg.qr(np.delete(V, r, axis=2), mode="complete")
                 N = Q[:, :, k - 1:]  # (m, d, q): orthonormal complement of the other columns
-                l, E = np.linalg.eigh(np.swapaxes(N, 1, 2) @ B @ N)
-                W = N @ E
+                lam, E = np.linalg.eigh(np.swapaxes(N, 1, 2) @ B @ N)
+                W = _canonical_signs(N @ E)  # eigenvectors in R^d: unique up to the sign fixed here
             y = np.einsum("mdq,md->mq", W, V[:, :, r])
-            y = _vector_scan(y, l, rng)
+            y = _vector_scan(y, lam, rng)
             x = np.einsum("mdq,mq->md", W, y)
             V[:, :, r] = x / np.linalg.norm(x, axis=1, keepdims=True)
-        if k > 1 and it % 20 == 19:  # re-orthonormalise against rounding drift
-            V, _ = np.linalg.qr(V)
+        if k > 1 and it % 20 == 19:  # re-orthonormalise against rounding drift, keeping each column's orientation
+            Q, R = np.linalg.qr(V)
+            signs = np.sign(np.diagonal(R, axis1=1, axis2=2))
+            V = Q * np.where(signs == 0, 1.0, signs)[:, None, :]
         if return_trace:
             trace[it] = np.einsum("mdk,de,mek->m", V, B, V)
     return (V, trace) if return_trace else V

@@ -4,8 +4,16 @@ import numpy as np
 import pytest
 from scipy import stats
 
-from dpnb.bingham import (_sample_theta, autocorrelation, bingham_gibbs, circle_angle_density,
-                          effective_sample_size, sphere_second_moments, uniform_stiefel, vector_bingham_exact)
+from dpnb.bingham import (
+    _canonical_signs,
+    _sample_theta,
+    autocorrelation,
+    bingham_gibbs,
+    circle_angle_density,
+    effective_sample_size,
+    sphere_second_moments,
+    vector_bingham_exact,
+)
 from dpnb.stats import mean_ci
 
 LEVEL = 0.999  # per-check confidence; every test makes only a few checks
@@ -95,14 +103,6 @@ def test_gibbs_output_orthonormal_and_trace():
     assert np.all(trace[-1] > 0.9 * 240)
 
 
-def test_uniform_stiefel_is_uniform():
-    V = uniform_stiefel(5, 2, 8000, random_state=8)
-    np.testing.assert_allclose(np.einsum("mdi,mdj->mij", V, V), np.broadcast_to(np.eye(2), (8000, 2, 2)), atol=1e-10)
-    P = np.einsum("mik,mik->mi", V, V)  # E[(V V^T)_ii] = k / d
-    _, lo, hi = mean_ci(P[:, 0], LEVEL)
-    assert lo <= 2 / 5 <= hi
-
-
 def test_seeded_runs_are_reproducible():
     B = np.diag([4.0, 1.0, 0.0, 0.0])
     a = bingham_gibbs(B, 2, n_chains=3, n_iter=5, random_state=11)
@@ -142,9 +142,35 @@ def test_autocorrelation_and_ess_on_ar1():
     (lambda: autocorrelation(np.zeros((5, 2)), 5), "max_lag"),
     (lambda: vector_bingham_exact(np.eye(1)), "d >= 2"),
     (lambda: vector_bingham_exact(np.eye(2), 0), "size"),
-    (lambda: uniform_stiefel(3, 4), "n_components|k must satisfy"),
-    (lambda: bingham_gibbs(np.eye(3), random_state="x"), "random_state"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
+
+
+@pytest.mark.parametrize("call", [
+    lambda: bingham_gibbs(np.eye(3), random_state="x"),
+    lambda: bingham_gibbs(np.eye(3), 1, n_chains=2.5),
+    lambda: vector_bingham_exact(np.eye(3), random_state="x"),
+])
+def test_bad_types(call):
+    with pytest.raises(TypeError):
+        call()
+
+
+def test_initial_states_are_haar():
+    # zero parameter: the Bingham law is the Haar law, so a chain from the (Haar) start stays uniform
+    V = bingham_gibbs(np.zeros((5, 5)), 2, n_chains=8000, n_iter=1, random_state=8)
+    P = np.einsum("mik,mik->mi", V, V)  # E[(V V^T)_ii] = k / d
+    _, lo, hi = mean_ci(P[:, 0], LEVEL)
+    assert lo <= 2 / 5 <= hi
+
+
+def test_canonical_signs_fix_each_column():
+    rng = np.random.default_rng(17)
+    W = rng.standard_normal((3, 6, 4))
+    C = _canonical_signs(W)
+    np.testing.assert_array_equal(np.abs(C), np.abs(W))
+    top = np.take_along_axis(C, np.argmax(np.abs(C), axis=-2)[..., None, :], axis=-2)
+    assert np.all(top > 0)
+    np.testing.assert_array_equal(_canonical_signs(-W), C)  # either sign of an eigenvector gives the same basis

@@ -3,12 +3,32 @@
 import numpy as np
 import pytest
 from scipy import stats
+from sklearn.base import clone
+from sklearn.exceptions import NotFittedError
+from sklearn.linear_model import LinearRegression
+from sklearn.pipeline import make_pipeline
 
 from dpnb.bingham import vector_bingham_exact
+from dpnb.estimator import budget_total
+from dpnb.linalg import triangle
 from dpnb.mechanisms import gaussian_delta
-from dpnb.private_pca import (PPCA, ModSULQ, mod_sulq, mod_sulq_beta, mod_sulq_sigma, ppca, second_moment,
-                              upper_triangle_sensitivity, utility_qf)
-from dpnb.stats import mean_ci
+from dpnb.private_pca import (
+    FIGURE2_EIGENVALUES,
+    PPCA,
+    ModSULQ,
+    mod_sulq,
+    mod_sulq_beta,
+    mod_sulq_sigma,
+    ppca,
+    ppca_flat_alignment_mean,
+    ppca_flat_alignment_sf,
+    second_moment,
+    second_moment_sensitivity,
+    spike_data,
+    synthetic_figure2,
+    utility_qf,
+)
+from dpnb.stats import clopper_pearson, mean_ci
 
 
 def _data(n=400, d=5, seed=0):
@@ -23,22 +43,38 @@ def test_beta_formula():
     assert mod_sulq_beta(d, n, eps, delta) == pytest.approx(11 / (n * eps) * t + 1 / (n * np.sqrt(eps)), rel=1e-12)
 
 
-def test_upper_triangle_sensitivity_attained_by_e1_e2():
+@pytest.mark.parametrize("part", ["upper", "full"])
+def test_second_moment_sensitivity_attained_by_e1_e2(part):
     n, d = 7, 4
-    X = np.zeros((n, d)); X[:, 0] = 1
-    Xp = X.copy(); Xp[0] = np.eye(d)[1]
-    iu = np.triu_indices(d)
-    diff = (second_moment(X) - second_moment(Xp))[iu]
-    assert np.linalg.norm(diff) == pytest.approx(upper_triangle_sensitivity(n))
-    assert upper_triangle_sensitivity(n, data_norm=2.0) == pytest.approx(4 * np.sqrt(2) / n)
+    X = np.zeros((n, d))
+    X[:, 0] = 1
+    Xp = X.copy()
+    Xp[0] = np.eye(d)[1]
+    diff = triangle(second_moment(X) - second_moment(Xp), part=part)
+    assert np.linalg.norm(diff) == pytest.approx(second_moment_sensitivity(n, part=part))
+    assert second_moment_sensitivity(n, data_norm=2.0, part=part) == pytest.approx(4 * np.sqrt(2) / n)
+
+
+def test_second_moment_sensitivity_bounds_random_pairs():
+    rng = np.random.default_rng(12)
+    n, d = 5, 6
+    for _ in range(200):
+        X = rng.standard_normal((n, d))
+        X /= np.maximum(np.linalg.norm(X, axis=1), 1)[:, None]
+        Xp = X.copy()
+        Xp[0] = rng.standard_normal(d)
+        Xp[0] /= max(np.linalg.norm(Xp[0]), 1)
+        for part in ("upper", "full"):
+            gap = np.linalg.norm(triangle(second_moment(X) - second_moment(Xp), part=part))
+            assert gap <= second_moment_sensitivity(n, part=part) * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
 def test_beta_valid_and_analytic_exact(eps):
     n, d, delta = 500, 8, 1e-5
-    Delta = upper_triangle_sensitivity(n)
+    Delta = second_moment_sensitivity(n)
     assert gaussian_delta(eps, mod_sulq_beta(d, n, eps, delta), Delta) <= delta
-    sigma = mod_sulq_sigma(d, n, eps, delta, "analytic")
+    sigma = mod_sulq_sigma(d, n, eps, delta)
     assert gaussian_delta(eps, sigma, Delta) == pytest.approx(delta, rel=1e-6)
     assert sigma < mod_sulq_beta(d, n, eps, delta)
 
@@ -68,10 +104,11 @@ def test_mod_sulq_noise_is_symmetric_gaussian_with_sigma():
 
 def test_calibrations_and_seeding():
     X = _data()
-    a = mod_sulq(X, 2, 0.5, 1e-3, calibration="analytic", random_state=5)
-    b = mod_sulq(X, 2, 0.5, 1e-3, calibration="analytic", random_state=5)
+    a = mod_sulq(X, 2, 0.5, 1e-3, random_state=5)
+    b = mod_sulq(X, 2, 0.5, 1e-3, random_state=5)
     np.testing.assert_array_equal(a, b)
-    assert mod_sulq_sigma(5, 400, 0.5, 1e-3, "classic") > mod_sulq_sigma(5, 400, 0.5, 1e-3, "analytic")
+    assert mod_sulq_sigma(5, 400, 0.5, 1e-3, gaussian="classic") > mod_sulq_sigma(5, 400, 0.5, 1e-3)
+    assert mod_sulq_sigma(5, 400, 0.5, 1e-3, "paper") == mod_sulq_beta(5, 400, 0.5, 1e-3)
 
 
 def test_ppca_shapes_trace_and_limit():
@@ -108,37 +145,127 @@ def test_second_moment_scaling_and_rejection():
         second_moment(2 * X)
 
 
-def test_estimators_fit_transform():
+def test_ppca_exact_sampler_matches_gibbs():
+    X = _data(n=200)
+    e1 = np.linalg.eigh(second_moment(X))[1][:, -1]
+    g = np.abs(ppca(X, 1, 0.2, n_draws=3000, n_iter=10, random_state=13)[:, :, 0] @ e1)
+    e = np.abs(ppca(X, 1, 0.2, n_draws=3000, sampler="exact", random_state=14)[:, :, 0] @ e1)
+    assert e.shape == (3000,) and stats.ks_2samp(g, e).pvalue > 0.001
+
+
+def _estimators():
+    return (ModSULQ(2, 1.0, 1e-3, random_state=9), ModSULQ(2, 1.0, 1e-3, calibration="paper", random_state=9),
+            ModSULQ(2, 0.5, 1e-3, gaussian="classic", random_state=9), PPCA(2, 1.0, n_iter=10, random_state=9),
+            PPCA(1, 1.0, sampler="exact", random_state=9))
+
+
+@pytest.mark.parametrize("est", _estimators())
+def test_estimator_contract(est):
     X = _data()
-    for est in (ModSULQ(2, 1.0, 1e-3, random_state=9), ModSULQ(2, 1.0, 1e-3, calibration="analytic", random_state=9),
-                PPCA(2, 1.0, n_iter=10, random_state=9)):
-        with pytest.raises(ValueError, match="fit"):
-            est.transform(X)
-        Z = est.fit(X).transform(X)
-        assert Z.shape == (400, 2)
-        np.testing.assert_allclose(est.components_ @ est.components_.T, np.eye(2), atol=1e-8)
-        with pytest.raises(ValueError, match="columns"):
-            est.transform(X[:, :3])
-    assert PPCA(2, 1.0, n_iter=7, random_state=1).fit(X).trace_.shape == (7,)
-    assert ModSULQ(2, 1.0, 1e-3).fit(X).sigma_ == pytest.approx(mod_sulq_beta(5, 400, 1.0, 1e-3))
+    with pytest.raises(NotFittedError):
+        est.transform(X)
+    Z = est.fit(X, np.zeros(len(X))).transform(X)  # y is accepted and ignored
+    k = est.n_components
+    assert Z.shape == (400, k) and est.components_.shape == (k, 5) and est.n_features_in_ == 5
+    np.testing.assert_allclose(est.components_ @ est.components_.T, np.eye(k), atol=1e-8)
+    np.testing.assert_array_equal(clone(est).fit(X).components_, est.components_)  # same int seed, same output
+    np.testing.assert_array_equal(est.fit(X).components_, clone(est).fit(X).components_)
+    assert budget_total(est.budget_) == pytest.approx((est.epsilon, getattr(est, "delta", 0.0)))
+    assert set(est.sensitivity_) == set(est.budget_)
+    with pytest.raises(ValueError, match="columns"):
+        est.transform(X[:, :3])
+    assert clone(est).set_params(epsilon=2.0).get_params()["epsilon"] == 2.0
+    assert type(est).__name__ in repr(est)
+
+
+def test_estimator_attributes_and_pipeline():
+    X = _data()
+    est = ModSULQ(2, 1.0, 1e-3, calibration="paper").fit(X)
+    assert est.sigma_ == pytest.approx(mod_sulq_beta(5, 400, 1.0, 1e-3))
+    assert est.sensitivity_ == {"second_moment": pytest.approx(np.sqrt(2) / 400)}
+    pipe = make_pipeline(PPCA(2, 1.0, n_iter=5, random_state=1), LinearRegression()).fit(X, X[:, 0])
+    assert pipe.predict(X).shape == (400,)
+
+
+@pytest.mark.parametrize("est", _estimators())
+def test_infinite_epsilon_is_noiseless(est):
+    X = _data()
+    top = np.linalg.eigh(second_moment(X))[1][:, ::-1][:, :est.n_components]
+    V = est.set_params(epsilon=np.inf).fit(X).components_.T
+    np.testing.assert_allclose(np.abs(V.T @ top), np.eye(est.n_components), atol=1e-10)
+
+
+@pytest.mark.parametrize("params,error", [({"epsilon": 0.0}, ValueError), ({"epsilon": "1"}, TypeError),
+                                          ({"delta": 1.5}, ValueError), ({"delta": None}, TypeError),
+                                          ({"calibration": "exact"}, ValueError), ({"gaussian": "x"}, ValueError),
+                                          ({"n_components": 2.0}, TypeError), ({"random_state": "x"}, TypeError)])
+def test_estimator_bad_parameters_fail_in_fit(params, error):
+    est = ModSULQ(2, 1.0, 1e-3).set_params(**params)  # __init__ stores, fit validates
+    with pytest.raises(error):
+        est.fit(_data())
+
+
+@pytest.mark.parametrize("params,error", [({"epsilon": -1.0}, ValueError), ({"epsilon": None}, TypeError),
+                                          ({"n_iter": -1}, ValueError), ({"sampler": "x"}, ValueError),
+                                          ({"data_norm": 0.0}, ValueError)])
+def test_ppca_bad_parameters_fail_in_fit(params, error):
+    with pytest.raises(error):
+        PPCA(2, 1.0).set_params(**params).fit(_data())
+
+
+@pytest.mark.parametrize("d,c", [(2, 0.5), (3, 2.0), (6, 0.0), (5, 50.0), (100, 1500.0), (2000, 100.0)])
+def test_flat_alignment_matches_exact_sampler(d, c):
+    s = np.abs(vector_bingham_exact(np.diag([c] + [0.0] * (d - 1)), 6000, random_state=15)[:, 0])
+    _, lo, hi = mean_ci(s, 0.999)
+    assert lo <= ppca_flat_alignment_mean(d, c) <= hi
+    p = ppca_flat_alignment_sf(0.5, d, c)
+    lo, hi = clopper_pearson(int(np.sum(s >= 0.5)), s.size, 0.999)
+    assert lo <= p <= hi
+    assert ppca_flat_alignment_sf(0.5, d, c) + ppca_flat_alignment_sf(0.5, d, c, lower=True) == pytest.approx(1.0)
+
+
+def test_flat_alignment_limits_and_tiny_tails():
+    # c = 0: s^2 ~ Beta(1/2, (d-1)/2), so E[s] = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2))
+    from scipy.special import gammaln
+    for d in (3, 10, 400):
+        exact = np.exp(gammaln(d / 2) - gammaln((d + 1) / 2)) / np.sqrt(np.pi)
+        assert ppca_flat_alignment_mean(d, 0.0) == pytest.approx(exact, rel=1e-7)
+    tail = ppca_flat_alignment_sf(0.9, 20, 1e4, lower=True)
+    assert 0 <= tail < 1e-30  # integrated directly, not 1 - (something close to 1)
+    assert ppca_flat_alignment_mean(4000, 1e6) > ppca_flat_alignment_mean(4000, 1e4)
+
+
+def test_spike_and_figure2_data():
+    X = spike_data(40, 5, 0.5)
+    np.testing.assert_allclose(second_moment(X), np.diag([0.5] + [0.125] * 4))
+    Z, Xc = synthetic_figure2(3000, random_state=16)
+    assert Z.shape == Xc.shape == (3000, 10)
+    assert np.all(np.linalg.norm(Xc, axis=1) <= 1 + 1e-12)
+    np.testing.assert_allclose(np.sort(np.linalg.eigvalsh(np.cov(Z.T)))[::-1], FIGURE2_EIGENVALUES, atol=0.03)
+    np.testing.assert_array_equal(synthetic_figure2(5, random_state=1)[0], synthetic_figure2(5, random_state=1)[0])
 
 
 @pytest.mark.parametrize("call,match", [
     (lambda X: mod_sulq(X, 2, 0.0, 1e-3), "epsilon"),
     (lambda X: mod_sulq(X, 2, 1.0, 1.5), "delta"),
-    (lambda X: mod_sulq(X, 6, 1.0, 1e-3), "k must satisfy"),
-    (lambda X: mod_sulq(X, 2, 1.0, 1e-3, calibration="exact"), "calibration"),
-    (lambda X: mod_sulq(X, 2, 2.0, 1e-3, calibration="classic"), "epsilon < 1"),
+    (lambda X: mod_sulq(X, 6, 1.0, 1e-3), "n_components must satisfy"),
+    (lambda X: mod_sulq(X, 2, 1.0, 1e-3, calibration="analytic"), "calibration"),
+    (lambda X: mod_sulq(X, 2, 2.0, 1e-3, gaussian="classic"), "epsilon < 1"),
     (lambda X: mod_sulq(X, 2, 1.0, 1e-3, n_draws=0), "n_draws"),
     (lambda X: mod_sulq(X * 3, 2, 1.0, 1e-3), "norm"),
     (lambda X: mod_sulq(np.where(X > 0.3, np.nan, X), 2, 1.0, 1e-3), "NaN"),
     (lambda X: mod_sulq(X[:, 0], 1, 1.0, 1e-3), "2-dimensional"),
-    (lambda X: ppca(X, 5, 1.0), "k < d"),
+    (lambda X: ppca(X, 5, 1.0), "n_components < d"),
+    (lambda X: ppca(X, 2, 1.0, sampler="exact"), "n_components=1"),
     (lambda X: ppca(X, 2, -1.0), "epsilon"),
     (lambda X: ppca(X, 2, 1.0, data_norm=0.0), "data_norm"),
     (lambda X: ppca(X, 2, 1.0, n_iter=-2), "n_iter"),
-    (lambda X: mod_sulq_beta(0, 10, 1.0, 0.1), "d must"),
-    (lambda X: upper_triangle_sensitivity(0), "n must"),
+    (lambda X: mod_sulq_beta(0, 10, 1.0, 0.1), "n_features"),
+    (lambda X: second_moment_sensitivity(0), "n_samples"),
+    (lambda X: second_moment_sensitivity(10, part="lower"), "part"),
+    (lambda X: ppca_flat_alignment_sf(1.5, 5, 1.0), "rho"),
+    (lambda X: ppca_flat_alignment_mean(5, -1.0), "concentration"),
+    (lambda X: spike_data(10, 3, 1.0), "share"),
 ])
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
