@@ -76,11 +76,13 @@ class ClaimTable:
         return {v: sum(c.verdict == v for c in self._claims.values()) for v in VERDICTS}
 
     def show(self, *ids: str) -> None:
-        """Print the verdict of each claim in ``ids`` (all claims if none), one line each."""
+        """Print the verdict of each claim in ``ids`` (all claims if none), one line each, in one write."""
+        lines = []
         for claim_id in ids or tuple(self._claims):
             if claim_id not in self._claims:
                 raise KeyError(f"no claim {claim_id!r} in {self.notebook!r}; add it first")
-            print(f"claim {claim_id}: {self._claims[claim_id].verdict}")
+            lines.append(f"claim {claim_id}: {self._claims[claim_id].verdict}\n")
+        print("".join(lines), end="")
 
     def to_markdown(self) -> str:
         """A Markdown table: id | source | statement | expected | measured | verdict."""
