@@ -11,6 +11,9 @@ Two mechanisms from the paper, as audited in ``notebooks/component_analysis.md``
   sums and the pooled second moment, then the paper's greedy sampler (Section 3.2,
   "Sampling") that draws records whose statistics approximately match the noisy ones in L1.
 
+Baselines: :func:`laplace_identity` (the Laplace mechanism on the raw records, Theorem 3 and
+Fig. 2) and :func:`component_laplace` (noise on one public direction, the toy example of Fig. 1).
+
 Neighbouring datasets
 ---------------------
 Both mechanisms release exactly ``n`` records and divide by ``n``, so they can only be DP for
@@ -18,7 +21,7 @@ Both mechanisms release exactly ``n`` records and divide by ``n``, so they can o
 paper's Definition 1 (symmetric difference of one record) is add/remove, under which the
 row count alone distinguishes neighbours. For DP-LDA a replaced record may change class;
 the class sizes then change, and this module privatises them (the paper does not; see
-:class:`DPLDAPublisher`).
+:class:`DPLDAPublisher`). :class:`AddRemoveRows` lets the audits search add/remove pairs too.
 
 Data layout
 -----------
@@ -26,7 +29,7 @@ Rows are ``[numeric columns | dummy groups]``: ``p1`` numeric attributes first, 
 ``[0, 1]``, then one one-hot group per categorical attribute, of the sizes in
 ``group_sizes``. Data outside ``[0, 1]`` or with a malformed one-hot group is *rejected*
 with ValueError (the bounds are public arguments, never read from the data; rescale with
-``dpnb.datasets.scale_to_box`` first).
+``dpnb.datasets.scale_to_box`` and declared bounds first).
 """
 
 from __future__ import annotations
@@ -34,32 +37,37 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
 
 from .audit import NeighborRelation
-from .linalg import top_eigenvectors
+from .estimator import PrivateEstimator, split_budget
+from .linalg import top_eigenvectors, triangle
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
-from .validation import (check_array, check_epsilon, check_in_box, check_integer,
-                         check_n_components, check_random_state)
+from .validation import check_array, check_epsilon, check_in_box, check_integer, check_n_components, check_random_state
 
-FORMULAS = ("exact", "paper")
+CALIBRATIONS = ("corrected", "paper")
+NEIGHBOURS = ("replace", "add-remove")
 
 
 # --------------------------------------------------------------------------------------
 # Layout and input checks
 # --------------------------------------------------------------------------------------
-def _check_group_sizes(group_sizes, d: int | None = None) -> tuple[int, ...]:
+def _check_group_sizes(group_sizes, n_columns: int | None = None) -> tuple[int, ...]:
+    if isinstance(group_sizes, (str, bytes)) or not hasattr(group_sizes, "__iter__"):
+        raise TypeError(f"group_sizes must be a sequence of ints, got {type(group_sizes).__name__}")
     sizes = tuple(group_sizes)
     for s in sizes:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 2:
             raise ValueError(f"group_sizes must be integers >= 2 (levels per categorical attribute), got {sizes}")
-    if d is not None and sum(sizes) > d:
-        raise ValueError(f"group_sizes add up to {sum(sizes)} dummy columns but the data has only {d} columns")
+    if n_columns is not None and sum(sizes) > n_columns:
+        raise ValueError(f"group_sizes add up to {sum(sizes)} dummy columns but the data has only {n_columns} columns")
     return tuple(int(s) for s in sizes)
 
 
 def _group_slices(n_numeric: int, group_sizes) -> list[slice]:
-    starts = n_numeric + np.concatenate([[0], np.cumsum(group_sizes)[:-1]]).astype(int)
-    return [slice(int(a), int(a) + s) for a, s in zip(starts, group_sizes)]
+    starts = n_numeric + np.cumsum((0, *group_sizes))[:-1]
+    return [slice(int(a), int(a) + s) for a, s in zip(starts, group_sizes, strict=True)]
 
 
 def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
@@ -71,9 +79,14 @@ def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
     n_numeric : int
         Number of leading numeric columns, ``p - sum(group_sizes)``.
     """
-    X = check_array(X, ndim=2, name="X")
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2 or X.shape[0] == 0:
+        X = check_array(X, ndim=2, name="X")  # raises with the standard message
     sizes = _check_group_sizes(group_sizes, X.shape[1])
-    X = check_in_box(X, 0.0, 1.0, name="X")
+    # min/max propagate NaN and see inf, so two passes without temporaries replace the finiteness
+    # and box checks; on failure the shared validators word the error.
+    if not (X.min() >= 0.0 and X.max() <= 1.0):
+        check_in_box(check_array(X, ndim=2, name="X"), 0.0, 1.0, name="X")
     n_numeric = X.shape[1] - sum(sizes)
     for sl in _group_slices(n_numeric, sizes):
         block = X[:, sl]
@@ -101,20 +114,22 @@ def decode_dummies(X, group_sizes=()) -> np.ndarray:
 
 
 # --------------------------------------------------------------------------------------
-# Sensitivities (replace-one neighbours)
+# Sensitivities
 # --------------------------------------------------------------------------------------
 def _check_counts(n_numeric, n_categorical) -> tuple[int, int]:
     n_numeric = check_integer(n_numeric, "n_numeric", minimum=0)
     n_categorical = check_integer(n_categorical, "n_categorical", minimum=0)
     if n_numeric + n_categorical == 0:
         raise ValueError("need at least one attribute (n_numeric + n_categorical >= 1)")
-    return int(n_numeric), int(n_categorical)
+    return n_numeric, n_categorical
 
 
-def _check_formula(formula: str) -> str:
-    if formula not in FORMULAS:
-        raise ValueError(f"formula must be one of {FORMULAS}, got {formula!r}")
-    return formula
+def _check_choice(value, name: str, choices: tuple[str, ...]) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {choices}, got {type(value).__name__}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
 
 
 def _max_over_t(p1: int, p2: int, slope_sign: int) -> float:
@@ -131,75 +146,154 @@ def _max_over_t(p1: int, p2: int, slope_sign: int) -> float:
     return float(max(f(0.0), f(1.0), f(t_star)))
 
 
-def moment_sensitivity(n_numeric: int, n_categorical: int = 0, *, formula: str = "exact") -> float:
-    """L1 sensitivity of ``(sum x, upper triangle of sum x x^T)`` under replace-one neighbours.
+def record_contribution(n_numeric: int, n_categorical: int = 0) -> float:
+    """Largest ``||x||_1 + ||triu(x x^T)||_1`` of one record: the add/remove sensitivity of the sums.
+
+    Attained by all numerics at 1 and any level of each group: ``q + q (q + 1) / 2`` with
+    ``q = p1 + p2`` ones in the row.
+    """
+    p1, p2 = _check_counts(n_numeric, n_categorical)
+    q = p1 + p2
+    return float(q + q * (q + 1) / 2)
+
+
+def moment_sensitivity(n_numeric: int, n_categorical: int = 0, *, calibration: str = "corrected",
+                       neighbours: str = "replace") -> float:
+    """L1 sensitivity of ``(sum x, upper triangle of sum x x^T)`` (Section 3.1, Lemma 1).
 
     Parameters
     ----------
     n_numeric, n_categorical : int
         ``p1`` numeric attributes in ``[0, 1]`` and ``p2`` one-hot coded categorical attributes.
-    formula : {"exact", "paper"}
+    calibration : {"corrected", "paper"}
         ``"paper"``: Section 3.1, ``s = p + p(p+1)/2`` for numeric data and
-        ``(p1 + 2 p2) + [(p1+p2)(p1+p2+1) + p2(p2+1)]/2`` with dummies. ``"exact"``: the true
-        supremum, ``max_t p1(1-t) + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + 2 p2 + p2(p2+1)`` (derived
-        in the notebook); it equals the paper's value for ``p2 <= 1`` and exceeds it when
-        ``p1 >= 1`` and ``p2 >= 2``.
+        ``(p1 + 2 p2) + [(p1+p2)(p1+p2+1) + p2(p2+1)]/2`` with dummies (whatever ``neighbours``).
+        ``"corrected"``: the true supremum for ``neighbours``.
+    neighbours : {"replace", "add-remove"}
+        ``"replace"``: ``max_t p1(1-t) + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + 2 p2 + p2(p2+1)``
+        (derived in the notebook); it equals the paper's value for ``p2 <= 1`` and exceeds it
+        when ``p1 >= 1`` and ``p2 >= 2``. ``"add-remove"``: :func:`record_contribution`.
     """
     p1, p2 = _check_counts(n_numeric, n_categorical)
-    if _check_formula(formula) == "paper":
+    _check_choice(neighbours, "neighbours", NEIGHBOURS)
+    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return float(p1 + 2 * p2 + ((p1 + p2) * (p1 + p2 + 1) + p2 * (p2 + 1)) / 2)
+    if neighbours == "add-remove":
+        return record_contribution(p1, p2)
     return _max_over_t(p1, p2, -1)
 
 
-def lda_sensitivity(n_numeric: int, n_categorical: int = 0, *, formula: str = "exact") -> float:
-    """L1 sensitivity of ``(class sums, upper triangle of pooled sum x x^T)`` (Section 3.2).
+def lda_sensitivity(n_numeric: int, n_categorical: int = 0, *, calibration: str = "corrected",
+                    neighbours: str = "replace") -> float:
+    """L1 sensitivity of ``(class sums, upper triangle of pooled sum x x^T)`` (Section 3.2, step 2).
 
-    Replace-one neighbours where the replaced record may change class. ``"paper"``:
-    ``2p + p(p+1)/2`` (numeric) and ``2(p1+p2) + [(p1+p2+1)(p1+p2) + p2(p2+1)]/2`` (dummies).
-    ``"exact"``: ``max_t p1(1+t) + 2 p2 + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + p2(p2+1)``, the
-    cross-class case, which dominates the within-class one. Class *counts* are not included;
-    their sensitivity is 2 and :class:`DPLDAPublisher` releases them separately.
+    ``"paper"``: ``2p + p(p+1)/2`` (numeric) and ``2(p1+p2) + [(p1+p2+1)(p1+p2) + p2(p2+1)]/2``
+    (dummies). ``"corrected"`` with ``neighbours="replace"`` (the replaced record may change
+    class): ``max_t p1(1+t) + 2 p2 + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + p2(p2+1)``, the
+    cross-class case, which dominates the within-class one; with ``"add-remove"``:
+    :func:`record_contribution`. Class *counts* are not included; their sensitivity is 2
+    (replace) or 1 (add/remove) and :class:`DPLDAPublisher` releases them separately.
     """
     p1, p2 = _check_counts(n_numeric, n_categorical)
-    if _check_formula(formula) == "paper":
+    _check_choice(neighbours, "neighbours", NEIGHBOURS)
+    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return float(2 * (p1 + p2) + ((p1 + p2 + 1) * (p1 + p2) + p2 * (p2 + 1)) / 2)
+    if neighbours == "add-remove":
+        return record_contribution(p1, p2)
     return _max_over_t(p1, p2, +1)
 
 
-def projection_sensitivity(n_components: int, dimension: int) -> float:
-    """Lemma 2: L1 sensitivity ``sqrt(k p)`` of one record's projection ``x^T U_k``, x in [0,1]^p.
+def row_diameter(n_numeric: int, n_categorical: int = 0, *, norm: int = 1) -> float:
+    """Largest ``||x - x'||`` between two rows of the ``[0,1]^p1 x one-hot`` layout.
 
-    Cauchy-Schwarz and Bessel give ``||U_k^T (x - x')||_1 <= sqrt(k) ||x - x'||_2 <= sqrt(k p)``;
-    the bound is attained for some orthonormal ``U_k`` (the notebook constructs one).
+    ``norm=1``: ``p1 + 2 p2`` (the identity query's replace-one L1 sensitivity); ``norm=2``:
+    ``sqrt(p1 + 2 p2)``. For numeric data (``p2 = 0``) these are ``p`` and ``sqrt(p)``.
     """
-    k = check_n_components(n_components, int(dimension))
-    return float(np.sqrt(k * dimension))
+    p1, p2 = _check_counts(n_numeric, n_categorical)
+    if norm not in (1, 2):
+        raise ValueError(f"norm must be 1 or 2, got {norm!r}")
+    return float(p1 + 2 * p2) if norm == 1 else float(np.sqrt(p1 + 2 * p2))
+
+
+def projection_sensitivity(n_components: int, n_features: int, *, diameter: float | None = None) -> float:
+    """Lemma 2: L1 sensitivity ``sqrt(k p)`` of one record's projection ``U_k x``, x in [0,1]^p.
+
+    Cauchy-Schwarz and Bessel give ``||U_k (x - x')||_1 <= sqrt(k) ||x - x'||_2 <= sqrt(k p)``;
+    the bound is attained for some orthonormal ``U_k`` (the notebook constructs one). With
+    ``diameter`` (the rows' L2 diameter, e.g. :func:`row_diameter` with ``norm=2``) the bound
+    is ``sqrt(k) * diameter``.
+    """
+    p = check_integer(n_features, "n_features")
+    k = check_n_components(n_components, p)
+    if diameter is None:
+        return float(np.sqrt(k * p))
+    if isinstance(diameter, bool) or not isinstance(diameter, numbers.Real):
+        raise TypeError(f"diameter must be a real number, got {type(diameter).__name__}")
+    if not 0 < diameter <= np.sqrt(p) * (1 + 1e-12):
+        raise ValueError(f"diameter must lie in (0, sqrt(n_features)] for rows in [0, 1]^p, got {diameter}")
+    return float(np.sqrt(k) * diameter)
 
 
 def basis_projection_sensitivity(components, return_pair: bool = False):
-    """Exact L1 sensitivity of ``x -> U^T x`` over ``x in [0, 1]^p`` for a *given* basis ``U`` (p x k).
+    """Exact L1 sensitivity of ``x -> U x`` over ``x in [0, 1]^p`` for a *given* basis ``U`` (k x p).
 
-    ``||U^T d||_1 = max_s s^T U^T d`` over sign vectors ``s``, and ``max_{d in [-1,1]^p} (U s)^T d
-    = ||U s||_1``, so the sensitivity is ``max_{s in {-1,1}^k} ||U s||_1`` (at most
+    ``||U d||_1 = max_s s^T U d`` over sign vectors ``s``, and ``max_{d in [-1,1]^p} (U^T s)^T d
+    = ||U^T s||_1``, so the sensitivity is ``max_{s in {-1,1}^k} ||U^T s||_1`` (at most
     :func:`projection_sensitivity`). Enumerates the ``2^(k-1)`` sign patterns up to a global
     sign, so ``k <= 20``. With ``return_pair``, also returns rows ``x, x'`` of ``{0,1}^p``
     attaining it.
     """
     U = check_array(components, ndim=2, name="components")
-    k = U.shape[1]
+    k = U.shape[0]
     if k > 20:
         raise ValueError(f"enumerating sign patterns needs k <= 20 components, got {k}")
     signs = 1 - 2 * ((np.arange(2 ** (k - 1))[:, None] >> np.arange(k)) & 1)
-    values = np.abs(signs @ U.T).sum(axis=1)
+    values = np.abs(signs @ U).sum(axis=1)
     best = int(np.argmax(values))
     if not return_pair:
         return float(values[best])
-    x = (U @ signs[best] > 0).astype(float)
+    x = (signs[best] @ U > 0).astype(float)
     return float(values[best]), x, 1.0 - x
 
 
+def worst_case_rows(n_numeric: int, group_sizes=(), *, between_classes: bool = False):
+    """The explicit replace-one pair attaining :func:`moment_sensitivity` / :func:`lda_sensitivity`.
+
+    ``x`` has every numeric attribute at 1 and level 0 of each group; ``x'`` has its numerics
+    at the maximiser ``t*`` (clipped ``(p2 -+ 1)/(p1 + 1)``, notebook D6/D7) and level 1 of each
+    group. ``between_classes=True`` appends class labels 0 (``x``) and 1 (``x'``): the DP-LDA
+    worst case, a record that changes class.
+    """
+    sizes = _check_group_sizes(group_sizes)
+    p1, p2 = _check_counts(n_numeric, len(sizes))
+    slope = 1 if between_classes else -1
+    t = 0.0 if p1 == 0 else float(np.clip((p2 + slope) / (p1 + 1), 0.0, 1.0))
+    labels = ([[0.0]], [[1.0]]) if between_classes else ([], [])
+    x = np.concatenate([np.ones(p1)] + [np.eye(s)[0] for s in sizes] + labels[0])
+    x_prime = np.concatenate([np.full(p1, t)] + [np.eye(s)[1] for s in sizes] + labels[1])
+    return x, x_prime
+
+
+def tight_basis(n_components: int, n_features: int, *, random_state=None) -> np.ndarray:
+    """An orthonormal ``U`` (k x p) with ``U 1 = sqrt(p / k) 1``: Lemma 2's bound is attained by it.
+
+    Rows span ``1 / sqrt(p)`` with equal inner products (an orthonormal basis containing
+    ``1 / sqrt(p)``, rotated by the Householder map ``e_1 -> 1 / sqrt(k)``), so
+    ``||U (1 - 0)||_1 = k sqrt(p / k) = sqrt(k p)``.
+    """
+    p = check_integer(n_features, "n_features")
+    k = check_n_components(n_components, p)
+    rng = check_random_state(random_state)
+    B, _ = np.linalg.qr(np.column_stack([np.ones(p), rng.standard_normal((p, k - 1))]))
+    B[:, 0] = 1.0 / np.sqrt(p)
+    if k == 1:
+        return B.T
+    v = np.full(k, 1.0 / np.sqrt(k)) - np.eye(k)[0]
+    return (B @ (np.eye(k) - 2.0 * np.outer(v, v) / (v @ v))).T
+
+
 # --------------------------------------------------------------------------------------
-# Neighbour relation for the audits
+# Neighbour relations for the audits
 # --------------------------------------------------------------------------------------
 class OneHotRows(NeighborRelation):
     """Replace one row of ``[numeric in [0,1] | one-hot groups | optional class label]``.
@@ -213,6 +307,7 @@ class OneHotRows(NeighborRelation):
         self.group_sizes = _check_group_sizes(group_sizes)
         self.n_classes = None if n_classes is None else check_integer(n_classes, "n_classes", minimum=2)
         self.width = self.n_numeric + sum(self.group_sizes) + (n_classes is not None)
+        self._bounds = [(sl.start, sl.stop) for sl in _group_slices(self.n_numeric, self.group_sizes)]
         label = f", class label in 0..{n_classes - 1}" if n_classes else ""
         self.description = (f"replace one row: {self.n_numeric} numeric in [0,1], "
                             f"dummy groups {list(self.group_sizes)}{label}")
@@ -233,13 +328,46 @@ class OneHotRows(NeighborRelation):
     def project_row(self, row):
         row = np.asarray(row, dtype=float)
         self._check_width(row.size)
-        out = np.empty_like(row)
-        out[:self.n_numeric] = np.clip(row[:self.n_numeric], 0.0, 1.0)
-        for sl in _group_slices(self.n_numeric, self.group_sizes):
-            out[sl] = np.eye(sl.stop - sl.start)[np.argmax(row[sl])]
+        out = np.zeros_like(row)
+        out[:self.n_numeric] = np.minimum(np.maximum(row[:self.n_numeric], 0.0), 1.0)
+        for start, stop in self._bounds:
+            out[start + int(row[start:stop].argmax())] = 1.0
         if self.n_classes:
-            out[-1] = np.clip(np.round(row[-1]), 0, self.n_classes - 1)
+            out[-1] = min(max(round(float(row[-1])), 0), self.n_classes - 1)
         return out
+
+
+class AddRemoveRows(NeighborRelation):
+    """Add/remove neighbours (the paper's Definition 1) for a search over fixed-shape arrays.
+
+    Rows carry a trailing *presence* column: every row of ``X`` is present (1); the neighbour
+    ``X'`` is ``X`` with row ``i`` marked absent (0), i.e. that record removed (adding is the
+    same pair read the other way). Queries must use only the present rows, e.g. through
+    :func:`present_rows`. The other columns follow ``inner``, any replace-one relation.
+    """
+
+    def __init__(self, inner: NeighborRelation):
+        if not isinstance(inner, NeighborRelation):
+            raise TypeError(f"inner must be a NeighborRelation, got {type(inner).__name__}")
+        self.inner = inner
+        self.description = f"add/remove one row; rows: {inner.description}"
+
+    def random_row(self, d, rng):
+        return np.append(self.inner.random_row(d - 1, rng), 1.0)
+
+    def project_row(self, row):
+        return np.append(self.inner.project_row(np.asarray(row, dtype=float)[:-1]), 1.0)
+
+    def neighbor(self, X, i, candidate):
+        X2 = X.copy()
+        X2[i, -1] = 0.0
+        return X2
+
+
+def present_rows(Z) -> np.ndarray:
+    """The rows of ``Z`` marked present by :class:`AddRemoveRows`, without the presence column."""
+    Z = np.asarray(Z, dtype=float)
+    return Z[Z[:, -1] == 1, :-1]
 
 
 # --------------------------------------------------------------------------------------
@@ -247,23 +375,18 @@ class OneHotRows(NeighborRelation):
 # --------------------------------------------------------------------------------------
 def moment_sums(X) -> tuple[np.ndarray, np.ndarray]:
     """``(sum_x x, sum_x x x^T)``: the statistics DP-PCA perturbs (Section 3.1, step 1)."""
-    X = check_array(X, ndim=2, name="X")
+    X = check_array(X, ndim=2, name="X", min_rows=0)
     return X.sum(axis=0), X.T @ X
 
 
-def class_sums(X, y, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``(per-class sums (C, p), class counts (C,), pooled sum x x^T (p, p))`` (Section 3.2, step 1).
-
-    ``y`` holds integer labels in ``0..n_classes-1``.
-    """
-    X = check_array(X, ndim=2, name="X")
-    y = _check_labels(y, X.shape[0], n_classes)
-    onehot = np.eye(n_classes)[y]
-    return onehot.T @ X, onehot.sum(axis=0), X.T @ X
+def moments_vector(X) -> np.ndarray:
+    """``(sum x, triangle(sum x x^T))`` as one vector: the query of Lemma 1."""
+    sums, second = moment_sums(X)
+    return np.concatenate([sums, triangle(second)])
 
 
 def _check_labels(y, n: int, n_classes: int) -> np.ndarray:
-    y = check_array(y, ndim=1, name="y")
+    y = check_array(y, ndim=1, name="y", min_rows=0)
     if y.size != n:
         raise ValueError(f"y has {y.size} labels but X has {n} rows")
     if np.any(y != np.round(y)) or np.any(y < 0) or np.any(y >= n_classes):
@@ -271,14 +394,45 @@ def _check_labels(y, n: int, n_classes: int) -> np.ndarray:
     return y.astype(int)
 
 
-def _triu(A) -> np.ndarray:
-    return A[np.triu_indices(A.shape[0])]
+def class_sums(X, y, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(per-class sums (C, p), class counts (C,), pooled sum x x^T (p, p))`` (Section 3.2, step 1).
+
+    ``y`` holds integer labels in ``0..n_classes-1``.
+    """
+    X = check_array(X, ndim=2, name="X", min_rows=0)
+    n_classes = check_integer(n_classes, "n_classes", minimum=2)
+    y = _check_labels(y, X.shape[0], n_classes)
+    onehot = np.eye(n_classes)[y]
+    return onehot.T @ X, onehot.sum(axis=0), X.T @ X
+
+
+def _ordered_class_moments(X, y, n_classes: int, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
+    """Class sums and pooled ``sum x x^T`` added up in a fixed order, without BLAS.
+
+    Same values as :func:`class_sums` up to rounding, but bit-identical on every machine: BLAS
+    kernels differ in summation order, and the greedy sampler downstream turns a last-bit
+    difference in its inputs into different records. Elementwise products summed over rows
+    (chunks of ``chunk`` rows, then chunk totals in order) are plain IEEE operations.
+    """
+    sums = np.stack([X[y == c].sum(axis=0) for c in range(n_classes)])
+    second = np.zeros((X.shape[1], X.shape[1]))
+    for start in range(0, X.shape[0], chunk):
+        block = X[start:start + chunk]
+        second += (block[:, :, None] * block[:, None, :]).sum(axis=0)
+    return sums, second
+
+
+def lda_vector(Z, n_classes: int = 2) -> np.ndarray:
+    """``(class sums, triangle(pooled sum x x^T))`` of rows ``[x | label]``: the query of Section 3.2."""
+    Z = check_array(Z, ndim=2, name="Z", min_rows=0)
+    sums, _, second = class_sums(Z[:, :-1], Z[:, -1], n_classes)
+    return np.concatenate([sums.ravel(), triangle(second)])
 
 
 # --------------------------------------------------------------------------------------
 # DP-PCA publishing (Section 3.1)
 # --------------------------------------------------------------------------------------
-class DPPCAPublisher:
+class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     """PCA-based private data publishing (Jiang et al. 2013, Section 3.1, Theorem 2).
 
     ``fit(X)`` spends the whole budget: ``epsilon/2`` on the noisy sums (steps 1-3, Lemma 1:
@@ -292,69 +446,175 @@ class DPPCAPublisher:
     n_components : int
         ``k``, number of principal components (1 <= k <= p).
     epsilon : float
-        Total privacy budget.
+        Total privacy budget; ``inf`` releases the exact projections (no noise).
     group_sizes : sequence of int
         Sizes of the trailing one-hot groups (empty for purely numeric data).
-    formula : {"exact", "paper"}
-        Which moment sensitivity to calibrate to (the paper's under-estimates it for >= 2
-        categorical attributes; use "paper" only to reproduce the paper).
-    random_state : None, int or Generator
+    calibration : {"corrected", "paper"}
+        Moment sensitivity: ``"corrected"`` is the exact replace-one value; ``"paper"`` the
+        paper's formula, too small for >= 2 categorical attributes (use it only to reproduce
+        the paper).
+    tight_projection : bool
+        False: Lemma 2's ``sqrt(k p)``. True: ``sqrt(k (p1 + 2 p2))``, the same bound with the
+        L2 diameter of the one-hot layout (equal for numeric data).
+    random_state : None, int, SeedSequence or Generator
 
     Attributes
     ----------
     mean_ : (p,) noisy mean.  covariance_ : (p, p) noisy covariance (symmetric, not PSD-projected;
-    only its eigenvectors are used).  components_ : (p, k) top-k eigenvectors.
-    scores_ : (n, k) noisy projections ``(X - mean_) U_k + Lap``.  moment_sensitivity_,
-    projection_sensitivity_ : the L1 sensitivities used.
+    only its eigenvectors are used).  components_ : (k, p) top-k eigenvectors as rows.
+    scores_ : (n, k) the released noisy projections ``(X - mean_) U_k^T + Lap``.
+    budget_ : ``{"moments": (epsilon/2, 0), "projection": (epsilon/2, 0)}``.
+    sensitivity_ : ``{"moments": s, "projection": sqrt(k p)}`` (L1).  n_features_in_ : int.
     """
 
-    def __init__(self, n_components: int, epsilon: float, *, group_sizes=(), formula: str = "exact",
-                 random_state=None):
+    def __init__(self, n_components: int = 1, epsilon: float = 1.0, *, group_sizes=(),
+                 calibration: str = "corrected", tight_projection: bool = False, random_state=None):
         self.n_components = n_components
-        self.epsilon = check_epsilon(epsilon)
-        self.group_sizes = _check_group_sizes(group_sizes)
-        self.formula = _check_formula(formula)
-        self.random_state = check_random_state(random_state)
+        self.epsilon = epsilon
+        self.group_sizes = group_sizes
+        self.calibration = calibration
+        self.tight_projection = tight_projection
+        self.random_state = random_state
 
-    def fit(self, X) -> "DPPCAPublisher":
-        """Compute the noisy moments, the principal components and the noisy projections of ``X``."""
+    def fit(self, X, y=None) -> DPPCAPublisher:
+        """Compute the noisy moments, the principal components and the noisy projections of ``X``.
+
+        ``y`` is ignored.
+        """
+        epsilon, _ = self._check_privacy(needs_delta=False)
         X, n_numeric = check_onehot_data(X, self.group_sizes)
+        sizes = _check_group_sizes(self.group_sizes)
+        _check_choice(self.calibration, "calibration", CALIBRATIONS)
+        if not isinstance(self.tight_projection, bool):
+            raise TypeError(f"tight_projection must be a bool, got {type(self.tight_projection).__name__}")
         n, p = X.shape
         k = check_n_components(self.n_components, p)
-        rng = self.random_state
-        half = self.epsilon / 2
-        s = moment_sensitivity(n_numeric, len(self.group_sizes), formula=self.formula)
-        sum_x, sum_xx = moment_sums(X)
+        rng = self._make_rng()
+        self.budget_ = split_budget(epsilon, 0.0, {"moments": 0.5, "projection": 0.5})
+        diameter = row_diameter(n_numeric, len(sizes), norm=2) if self.tight_projection else None
+        self.sensitivity_ = {
+            "moments": moment_sensitivity(n_numeric, len(sizes), calibration=self.calibration),
+            "projection": projection_sensitivity(k, p, diameter=diameter)}
+        sum_x, sum_xx = X.sum(axis=0), X.T @ X  # moment_sums without validating X again
         # One joint Laplace mechanism on (sum x, triu sum xx^T): every coordinate gets scale 2s/epsilon.
-        mean = laplace_mechanism(sum_x, s, half, random_state=rng) / n
-        second = symmetric_laplace_mechanism(sum_xx, s, half, random_state=rng) / n
+        eps_moments = self.budget_["moments"][0]
+        mean = laplace_mechanism(sum_x, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
+        second = symmetric_laplace_mechanism(sum_xx, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
         self.covariance_ = second - np.outer(mean, mean)
-        _, self.components_ = top_eigenvectors(self.covariance_, k)
+        self.components_ = top_eigenvectors(self.covariance_, k)[1].T
         self.mean_ = mean
-        self.moment_sensitivity_ = s
-        self.projection_sensitivity_ = projection_sensitivity(k, p)
-        self.scores_ = laplace_mechanism((X - mean) @ self.components_, self.projection_sensitivity_,
-                                         half, random_state=rng)
+        # X U^T - mean U^T: no centred copy of X (the projection of n x p rows, k columns only).
+        projected = X @ self.components_.T - mean @ self.components_.T
+        self.scores_ = laplace_mechanism(projected, self.sensitivity_["projection"], self.budget_["projection"][0],
+                                         random_state=rng)
+        self.n_features_in_ = p
         return self
 
+    def fit_transform(self, X, y=None, **fit_params) -> np.ndarray:
+        """Fit on ``X`` and return its *noisy* projections ``scores_`` (the private release).
+
+        This is what a Pipeline trains on; :meth:`transform` of the training rows would
+        instead project them without noise and is not private.
+        """
+        return self.fit(X, y).scores_
+
+    def transform(self, X) -> np.ndarray:
+        """Project rows that are *not* the private input (e.g. test rows): ``(X - mean_) U_k^T``.
+
+        Uses only the released ``mean_`` and ``components_``; adds no noise, so the rows passed
+        here are not protected. The private release of the training rows is ``scores_``.
+        """
+        check_is_fitted(self, "scores_")
+        X = check_array(X, ndim=2, name="X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}")
+        return X @ self.components_.T - self.mean_ @ self.components_.T
+
+    def inverse_transform(self, Z) -> np.ndarray:
+        """Map projections back to the original space: ``Z U_k + mean_`` (Section 3.1, step 5)."""
+        check_is_fitted(self, "scores_")
+        Z = check_array(Z, ndim=2, name="Z")
+        if Z.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"Z must have {self.components_.shape[0]} columns, got {Z.shape[1]}")
+        return Z @ self.components_ + self.mean_
+
     def publish(self, decode: bool = False) -> np.ndarray:
-        """The released records ``scores_ U_k^T + mean_``, row ``i`` standing for input row ``i``.
+        """The released records ``scores_ U_k + mean_``, row ``i`` standing for input row ``i``.
 
         ``decode=True`` applies :func:`decode_dummies` (clip numerics, argmax per dummy group).
         """
-        if not hasattr(self, "scores_"):
-            raise ValueError("call fit(X) before publish()")
-        out = self.scores_ @ self.components_.T + self.mean_
+        check_is_fitted(self, "scores_")
+        out = self.inverse_transform(self.scores_)
         return decode_dummies(out, self.group_sizes) if decode else out
 
 
-def laplace_identity(X, epsilon: float, *, random_state=None) -> np.ndarray:
-    """The baseline of Theorem 3: every entry of ``X in [0,1]^{n x p}`` plus ``Lap(p / epsilon)``.
+def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None) -> np.ndarray:
+    """The Laplace mechanism on the raw records of ``X in [0,1]^{n x p}`` (Theorem 3, Fig. 2's LAP).
 
-    Replace-one neighbours change one row by at most ``p`` in L1, so this is epsilon-DP.
+    Every entry gets ``Lap(r / epsilon)`` with ``r`` the replace-one L1 change of one row:
+    ``r = p`` without ``group_sizes`` (the paper's ``Lap(p / epsilon)``, any row of
+    ``[0,1]^p``) and ``r = p1 + 2 p2`` (:func:`row_diameter`) when ``group_sizes`` declares
+    one-hot groups, whose rows then must be valid dummies. epsilon-DP either way.
     """
-    X = check_in_box(check_array(X, ndim=2, name="X"), 0.0, 1.0, name="X")
-    return laplace_mechanism(X, X.shape[1], epsilon, random_state=random_state)
+    epsilon = check_epsilon(epsilon)
+    if group_sizes is None:
+        X = check_in_box(check_array(X, ndim=2, name="X"), 0.0, 1.0, name="X")
+        sensitivity = float(X.shape[1])
+    else:
+        X, n_numeric = check_onehot_data(X, group_sizes)
+        sensitivity = row_diameter(n_numeric, len(_check_group_sizes(group_sizes)))
+    return laplace_mechanism(X, sensitivity, epsilon, random_state=random_state)
+
+
+def split_laplace(X, epsilon: float, bounds, *, random_state=None) -> np.ndarray:
+    """Fig. 1's attribute-wise release: ``epsilon`` split evenly over the ``p`` attributes.
+
+    Attribute ``j`` of every record gets ``Lap(p (high_j - low_j) / epsilon)`` (sequential
+    composition over attributes, replace-one neighbours). ``bounds = (low, high)``: scalars or
+    per-attribute arrays, public; rows outside are rejected.
+    """
+    epsilon = check_epsilon(epsilon)
+    X, low, high = _check_bounded(X, bounds)
+    return X + check_random_state(random_state).laplace(0.0, X.shape[1] * (high - low) / epsilon, size=X.shape)
+
+
+def component_laplace(X, epsilon: float, direction, center, bounds, *, random_state=None) -> np.ndarray:
+    """Fig. 1's component-aware release: noise on one public direction ``u`` only.
+
+    Each record is released as ``center + (u^T (x - center) + Lap(s / epsilon)) u`` with
+    ``s = sum_j |u_j| (high_j - low_j)``, the L1 (here: absolute) change of ``u^T x`` over the
+    box. ``direction`` and ``center`` must be public (common knowledge, not the data); the
+    part of ``x - center`` orthogonal to ``u`` is dropped.
+    """
+    epsilon = check_epsilon(epsilon)
+    X, low, high = _check_bounded(X, bounds)
+    u = check_array(direction, ndim=1, name="direction")
+    center = check_array(center, ndim=1, name="center")
+    if u.size != X.shape[1] or center.size != X.shape[1]:
+        raise ValueError(f"direction and center need {X.shape[1]} entries, got {u.size} and {center.size}")
+    if not np.isclose(u @ u, 1.0):
+        raise ValueError("direction must have unit L2 norm")
+    scale = np.abs(u) @ (high - low) / epsilon
+    t = (X - center) @ u + check_random_state(random_state).laplace(0.0, scale, size=X.shape[0])
+    return center + np.outer(t, u)
+
+
+def _check_bounded(X, bounds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    if not isinstance(bounds, tuple) or len(bounds) != 2:
+        raise TypeError("bounds must be a tuple (low, high) of scalars or per-attribute arrays")
+    X = check_array(X, ndim=2, name="X")
+    low = np.broadcast_to(np.asarray(bounds[0], dtype=float), (X.shape[1],))
+    high = np.broadcast_to(np.asarray(bounds[1], dtype=float), (X.shape[1],))
+    return check_in_box(X, low, high, name="X"), low, high
+
+
+def mse_per_record(released, X) -> float:
+    """``||released - X||_F^2 / n``: the per-record squared error of Figs. 1-2 (F-norm / n)."""
+    released = check_array(released, ndim=2, name="released")
+    X = check_array(X, ndim=2, name="X")
+    if released.shape != X.shape:
+        raise ValueError(f"released has shape {released.shape} but X has {X.shape}")
+    return float(np.einsum("ij,ij->", released - X, released - X) / X.shape[0])
 
 
 # --------------------------------------------------------------------------------------
@@ -367,7 +627,7 @@ def _weighted_median(points, weights) -> float:
     return float(points[order][np.searchsorted(cum, cum[-1] / 2)])
 
 
-class DPLDAPublisher:
+class DPLDAPublisher(PrivateEstimator):
     """LDA-based private data publishing with the greedy sampler (Jiang et al. 2013, Section 3.2).
 
     ``fit(X, y)`` releases the per-class sums and the upper triangle of the pooled
@@ -382,57 +642,75 @@ class DPLDAPublisher:
     Parameters
     ----------
     epsilon : float
+        Total budget; ``inf`` releases the exact statistics.
     n_classes : int
         Public number of classes; labels are ``0..n_classes-1``.
     group_sizes : sequence of int
         Sizes of the trailing one-hot groups.
-    formula : {"exact", "paper"}
-        Sensitivity of the sums (see :func:`lda_sensitivity`).
+    calibration : {"corrected", "paper"}
+        Sensitivity of the sums (see :func:`lda_sensitivity`); the counts are noisy either way.
     count_fraction : float in (0, 1)
         Share of ``epsilon`` spent on the class counts (their sensitivity, 2, is small, so a
         small share gives accurate counts).
-    random_state : None, int or Generator
+    random_state : None, int, SeedSequence or Generator
+        Drives the noise and, through the generator made in ``fit``, :meth:`sample`.
 
     Attributes
     ----------
     class_counts_ : (C,) noisy counts rounded to integers >= 1.  means_ : (C, p) noisy class
-    means.  second_moment_ : (p, p) noisy pooled ``E[x x^T]``.  sensitivity_ : float, the ``s``
-    used for the sums.
+    means.  second_moment_ : (p, p) noisy pooled ``E[x x^T]``.
+    budget_ : ``{"class_counts": (f epsilon, 0), "sums": ((1 - f) epsilon, 0)}``.
+    sensitivity_ : ``{"class_counts": 2.0, "sums": s}`` (L1).  n_features_in_ : int.
     """
 
-    def __init__(self, epsilon: float, *, n_classes: int = 2, group_sizes=(), formula: str = "exact",
+    def __init__(self, epsilon: float = 1.0, *, n_classes: int = 2, group_sizes=(), calibration: str = "corrected",
                  count_fraction: float = 0.1, random_state=None):
-        self.epsilon = check_epsilon(epsilon)
-        if isinstance(count_fraction, bool) or not isinstance(count_fraction, numbers.Real) \
-                or not 0 < count_fraction < 1:
-            raise ValueError(f"count_fraction must lie in (0, 1), got {count_fraction!r}")
-        self.count_fraction = float(count_fraction)
-        self.n_classes = check_integer(n_classes, "n_classes", minimum=2)
-        self.group_sizes = _check_group_sizes(group_sizes)
-        self.formula = _check_formula(formula)
-        self.random_state = check_random_state(random_state)
+        self.epsilon = epsilon
+        self.n_classes = n_classes
+        self.group_sizes = group_sizes
+        self.calibration = calibration
+        self.count_fraction = count_fraction
+        self.random_state = random_state
 
-    def fit(self, X, y) -> "DPLDAPublisher":
+    def _check_count_fraction(self) -> float:
+        f = self.count_fraction
+        if isinstance(f, bool) or not isinstance(f, numbers.Real):
+            raise TypeError(f"count_fraction must be a number in (0, 1), got {type(f).__name__}")
+        if not 0 < f < 1:
+            raise ValueError(f"count_fraction must lie in (0, 1), got {f!r}; e.g. 0.1")
+        return float(f)
+
+    def fit(self, X, y) -> DPLDAPublisher:
         """Release the noisy class sums, class counts and pooled second moment."""
+        epsilon, _ = self._check_privacy(needs_delta=False)
+        f = self._check_count_fraction()
+        n_classes = check_integer(self.n_classes, "n_classes", minimum=2)
+        _check_choice(self.calibration, "calibration", CALIBRATIONS)
         X, n_numeric = check_onehot_data(X, self.group_sizes)
-        sums, counts, sum_xx = class_sums(X, y, self.n_classes)
+        y = _check_labels(y, X.shape[0], n_classes)
+        counts = np.bincount(y, minlength=n_classes).astype(float)
         if np.any(counts == 0):
-            raise ValueError(f"every class 0..{self.n_classes - 1} needs at least one record")
+            raise ValueError(f"every class 0..{n_classes - 1} needs at least one record")
+        sums, sum_xx = _ordered_class_moments(X, y, n_classes)
+        rng = self._make_rng()
         p = X.shape[1]
-        self.sensitivity_ = lda_sensitivity(n_numeric, len(self.group_sizes), formula=self.formula)
-        rng = self.random_state
+        self.budget_ = split_budget(epsilon, 0.0, {"class_counts": f, "sums": 1 - f})
+        self.sensitivity_ = {"class_counts": 2.0,
+                             "sums": lda_sensitivity(n_numeric, len(_check_group_sizes(self.group_sizes)),
+                                                     calibration=self.calibration)}
         iu = np.triu_indices(p)
-        C = self.n_classes
-        noisy = laplace_mechanism(np.concatenate([sums.ravel(), sum_xx[iu]]), self.sensitivity_,
-                                  (1 - self.count_fraction) * self.epsilon, random_state=rng)
-        noisy_counts = laplace_mechanism(counts, 2.0, self.count_fraction * self.epsilon, random_state=rng)
-        noisy_sums = noisy[:C * p].reshape(C, p)
+        noisy = laplace_mechanism(np.concatenate([sums.ravel(), triangle(sum_xx)]), self.sensitivity_["sums"],
+                                  self.budget_["sums"][0], random_state=rng)
+        noisy_counts = laplace_mechanism(counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0],
+                                         random_state=rng)
         self.class_counts_ = np.maximum(1, np.round(noisy_counts)).astype(int)
         upper = np.zeros((p, p))
-        upper[iu] = noisy[C * p:]
-        self.means_ = noisy_sums / self.class_counts_[:, None]
+        upper[iu] = noisy[n_classes * p:]
+        self.means_ = noisy[:n_classes * p].reshape(n_classes, p) / self.class_counts_[:, None]
         self.second_moment_ = (upper + np.triu(upper, 1).T) / self.class_counts_.sum()
+        self.n_features_in_ = p
         self._n_numeric = n_numeric
+        self._rng = rng
         return self
 
     def sample(self) -> tuple[np.ndarray, np.ndarray]:
@@ -455,42 +733,57 @@ class DPLDAPublisher:
         -------
         X : (n, p) synthetic records in the input layout.  y : (n,) labels.
         """
-        if not hasattr(self, "means_"):
-            raise ValueError("call fit(X, y) before sample()")
-        rng = self.random_state
+        check_is_fitted(self, "means_")
+        rng = self._rng
         C, p = self.means_.shape
         labels = rng.permutation(np.repeat(np.arange(C), self.class_counts_))
         proxies = np.clip(self.means_, 0.0, 1.0)
         residual_sums = np.zeros((C, p))
         residual_second = np.zeros((p, p))
         out = np.empty((labels.size, p))
-        groups = [(sl, np.r_[0:sl.start, sl.stop:p], np.eye(sl.stop - sl.start))
-                  for sl in _group_slices(self._n_numeric, self.group_sizes)]
+        layout = self._group_layout(p)
         for i, c in enumerate(labels):
             residual_sums[c] += self.means_[c]
             residual_second += self.second_moment_
-            out[i] = self._draw(proxies[c].copy(), residual_sums[c], residual_second, groups)
+            out[i] = self._draw(proxies[c].copy(), residual_sums[c], residual_second, layout, rng)
             residual_sums[c] -= out[i]
             residual_second -= np.outer(out[i], out[i])
         return out, labels
 
-    def _draw(self, v, R, Q, groups) -> np.ndarray:
-        """One greedy record: ``v`` starts at the class proxies and is overwritten feature by feature."""
-        for sl, outside, eye in groups:
-            Qg, Rg = Q[sl], R[sl]
-            diag = Qg[np.arange(eye.shape[0]), np.arange(sl.start, sl.stop)]
-            cross = Qg[:, outside]
-            # Cost of setting level g, terms that do not depend on g dropped: the sums term
-            # |1 - R_g| - |R_g|, the cross terms with the other features and the group's diagonal.
-            cost = (np.abs(1 - Rg) - np.abs(Rg) + np.abs(v[outside] - cross).sum(axis=1)
-                    - np.abs(cross).sum(axis=1) + np.abs(1 - diag) - np.abs(diag))
+    def _group_layout(self, p: int) -> tuple[np.ndarray, list[tuple[slice, np.ndarray]]]:
+        """Indices of the dummy columns and, per group, its slice in them and its identity matrix."""
+        slices = _group_slices(self._n_numeric, _check_group_sizes(self.group_sizes))
+        dummies = np.arange(self._n_numeric, p)
+        return dummies, [(slice(sl.start - self._n_numeric, sl.stop - self._n_numeric), np.eye(sl.stop - sl.start))
+                         for sl in slices]
+
+    def _draw(self, v, R, Q, layout, rng) -> np.ndarray:
+        """One greedy record: ``v`` starts at the class proxies and is overwritten feature by feature.
+
+        Setting level ``g`` of a group costs, up to terms that do not depend on ``g``, the sums
+        term ``|1 - R_g| - |R_g|``, the group's diagonal ``|1 - Q_gg| - |Q_gg|`` and the cross
+        terms ``|v_j - Q_gj| - |Q_gj|`` with every feature ``j`` outside the group. The cross
+        terms of all dummy rows are kept in one matrix whose columns are refreshed as groups
+        are decided.
+        """
+        dummies, groups = layout
+        if dummies.size:
+            Qd = Q[dummies]
+            diag = Qd[np.arange(dummies.size), dummies]
+            base = np.abs(1 - R[dummies]) - np.abs(R[dummies]) + np.abs(1 - diag) - np.abs(diag)
+            cross = np.abs(v - Qd) - np.abs(Qd)
+        for sl, eye in groups:
+            cols = dummies[sl]
+            cost = base[sl] + cross[sl].sum(axis=1) - cross[sl, cols].sum(axis=1)
             # The L1 objective is often flat (exact ties once residuals are large); the paper is
             # silent, so ties are broken at random in proportion to the noisy class mean.
-            tied = np.flatnonzero(cost <= cost.min() + 1e-9 * (1 + abs(cost.min())))
+            low = cost.min()
+            tied = np.flatnonzero(cost <= low + 1e-9 * (1 + abs(low)))
             if tied.size > 1:
-                cum = np.cumsum(np.maximum(v[sl][tied], 1e-12))
-                tied = tied[np.searchsorted(cum, self.random_state.random() * cum[-1]):]
-            v[sl] = eye[tied[0]]
+                cum = np.cumsum(np.maximum(v[cols][tied], 1e-12))
+                tied = tied[np.searchsorted(cum, rng.random() * cum[-1]):]
+            v[cols] = eye[tied[0]]
+            cross[:, cols] = np.abs(v[cols] - Qd[:, cols]) - np.abs(Qd[:, cols])
         a = np.empty(v.size + 1)
         b = np.empty(v.size + 1)
         a[0] = 1.0
@@ -500,6 +793,36 @@ class DPLDAPublisher:
             keep = a > 0
             v[j] = np.clip(_weighted_median(b[keep] / a[keep], a[keep]), 0.0, 1.0)
         return v
+
+
+def _attribute_histograms(X, y, n_numeric: int, group_sizes, n_classes: int, bins: int) -> list[np.ndarray]:
+    """Counts per attribute: numerics in ``bins`` equal bins of [0, 1], dummy groups by level, the label."""
+    hists = [np.bincount(np.minimum((X[:, j] * bins).astype(int), bins - 1), minlength=bins) for j in range(n_numeric)]
+    hists += [X[:, sl].sum(axis=0) for sl in _group_slices(n_numeric, group_sizes)]
+    return hists + [np.bincount(y, minlength=n_classes)]
+
+
+def attribute_entropy_kl(X, y, X_ref, y_ref, group_sizes=(), *, n_classes: int = 2, bins: int = 10):
+    """Mean per-attribute entropy of ``(X, y)`` and mean KL divergence ``D(P || Q_ref)``, in bits (Fig. 4).
+
+    The paper does not define either for mixed data; this is our reading: every attribute
+    (numerics in ``bins`` equal bins of [0, 1], each dummy group by level, the label) gets a
+    histogram smoothed by adding 1/2 to every cell, and the two measures are averaged over
+    attributes. Both datasets must be valid ``[numeric | one-hot]`` layouts.
+    """
+    bins = check_integer(bins, "bins", minimum=2)
+    n_classes = check_integer(n_classes, "n_classes", minimum=2)
+    X, n_numeric = check_onehot_data(X, group_sizes)
+    X_ref, _ = check_onehot_data(X_ref, group_sizes)
+    y, y_ref = _check_labels(y, X.shape[0], n_classes), _check_labels(y_ref, X_ref.shape[0], n_classes)
+    sizes = _check_group_sizes(group_sizes)
+    entropy, kl = [], []
+    for h, g in zip(_attribute_histograms(X, y, n_numeric, sizes, n_classes, bins),
+                    _attribute_histograms(X_ref, y_ref, n_numeric, sizes, n_classes, bins), strict=True):
+        P, Q = (h + 0.5) / (h.sum() + 0.5 * h.size), (g + 0.5) / (g.sum() + 0.5 * g.size)
+        entropy.append(-np.sum(P * np.log2(P)))
+        kl.append(np.sum(P * np.log2(P / Q)))
+    return float(np.mean(entropy)), float(np.mean(kl))
 
 
 def statistics_distance(X, y, means, second_moment) -> float:
@@ -513,4 +836,4 @@ def statistics_distance(X, y, means, second_moment) -> float:
     if np.any(counts == 0):
         raise ValueError("every class needs at least one record to compare class means")
     own_means = sums / counts[:, None]
-    return float(np.abs(own_means - means).sum() + np.abs(_triu(sum_xx / counts.sum() - second_moment)).sum())
+    return float(np.abs(own_means - means).sum() + np.abs(triangle(sum_xx / counts.sum() - second_moment)).sum())

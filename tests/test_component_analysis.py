@@ -2,12 +2,42 @@
 
 import numpy as np
 import pytest
+from sklearn.base import clone
+from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
+from sklearn.exceptions import NotFittedError
+from sklearn.pipeline import make_pipeline
 
 from dpnb.audit import search_sensitivity
-from dpnb.component_analysis import (DPLDAPublisher, DPPCAPublisher, OneHotRows, _weighted_median,
-                                     basis_projection_sensitivity, check_onehot_data, class_sums, decode_dummies, lda_sensitivity,
-                                     laplace_identity, moment_sensitivity, moment_sums,
-                                     projection_sensitivity, statistics_distance)
+from dpnb.component_analysis import (
+    AddRemoveRows,
+    DPLDAPublisher,
+    DPPCAPublisher,
+    OneHotRows,
+    _ordered_class_moments,
+    _weighted_median,
+    attribute_entropy_kl,
+    basis_projection_sensitivity,
+    check_onehot_data,
+    class_sums,
+    component_laplace,
+    decode_dummies,
+    laplace_identity,
+    lda_sensitivity,
+    lda_vector,
+    moment_sensitivity,
+    moment_sums,
+    moments_vector,
+    mse_per_record,
+    present_rows,
+    projection_sensitivity,
+    record_contribution,
+    row_diameter,
+    split_laplace,
+    statistics_distance,
+    tight_basis,
+    worst_case_rows,
+)
+from dpnb.estimator import budget_total
 from dpnb.stats import mean_ci
 
 
@@ -31,20 +61,21 @@ def worst_pair(p1, sizes, t):
 # ----------------------------------------------------------------------------- sensitivities
 @pytest.mark.parametrize("p", [1, 3, 10])
 def test_numeric_moment_sensitivity_matches_paper(p):
-    assert moment_sensitivity(p) == moment_sensitivity(p, formula="paper") == p + p * (p + 1) / 2
+    assert moment_sensitivity(p) == moment_sensitivity(p, calibration="paper") == p + p * (p + 1) / 2
 
 
 def test_categorical_moment_sensitivity_paper_formula_and_exact_value():
     p1, p2 = 5, 6
-    assert moment_sensitivity(p1, p2, formula="paper") == (p1 + 2 * p2) + ((p1 + p2) * (p1 + p2 + 1) + p2 * (p2 + 1)) / 2
+    paper = (p1 + 2 * p2) + ((p1 + p2) * (p1 + p2 + 1) + p2 * (p2 + 1)) / 2
+    assert moment_sensitivity(p1, p2, calibration="paper") == paper
     sizes = [2] * p2
     t_star = (p2 - 1) / (p1 + 1)
     attained = moments_change(*worst_pair(p1, sizes, t_star))
     assert attained == pytest.approx(moment_sensitivity(p1, p2))
-    assert attained > moment_sensitivity(p1, p2, formula="paper")  # the paper's formula is too small
+    assert attained > moment_sensitivity(p1, p2, calibration="paper")  # the paper's formula is too small
     # paper's formula is the t = 0 case, and exact for a single categorical attribute
-    assert moments_change(*worst_pair(p1, sizes, 0.0)) == pytest.approx(moment_sensitivity(p1, p2, formula="paper"))
-    assert moment_sensitivity(4, 1) == moment_sensitivity(4, 1, formula="paper")
+    assert moments_change(*worst_pair(p1, sizes, 0.0)) == pytest.approx(moment_sensitivity(p1, p2, calibration="paper"))
+    assert moment_sensitivity(4, 1) == moment_sensitivity(4, 1, calibration="paper")
 
 
 def test_exact_moment_sensitivity_is_never_exceeded_by_random_pairs():
@@ -58,10 +89,10 @@ def test_exact_moment_sensitivity_is_never_exceeded_by_random_pairs():
 
 def test_lda_sensitivity_values():
     p = 6
-    assert lda_sensitivity(p, formula="paper") == 2 * p + p * (p + 1) / 2
+    assert lda_sensitivity(p, calibration="paper") == 2 * p + p * (p + 1) / 2
     assert lda_sensitivity(p) == pytest.approx(p + p * (p + 1) / 2 + p / (2 * (p + 1)))
-    assert lda_sensitivity(p) < lda_sensitivity(p, formula="paper")
-    assert lda_sensitivity(5, 5) == pytest.approx(100.0) and lda_sensitivity(5, 5, formula="paper") == 90.0
+    assert lda_sensitivity(p) < lda_sensitivity(p, calibration="paper")
+    assert lda_sensitivity(5, 5) == pytest.approx(100.0) and lda_sensitivity(5, 5, calibration="paper") == 90.0
 
 
 def test_search_finds_pairs_beyond_the_papers_categorical_bound_but_not_beyond_exact():
@@ -73,7 +104,7 @@ def test_search_finds_pairs_beyond_the_papers_categorical_bound_but_not_beyond_e
         return np.concatenate([s, m[np.triu_indices(X.shape[1])]])
 
     res = search_sensitivity(query, relation, 3, relation.width, norm=1, n_starts=6, n_steps=150,
-                             claimed=moment_sensitivity(p1, len(sizes), formula="paper"), random_state=1)
+                             claimed=moment_sensitivity(p1, len(sizes), calibration="paper"), random_state=1)
     assert res.exceeds
     assert res.max_found <= moment_sensitivity(p1, len(sizes)) + 1e-9
 
@@ -81,14 +112,14 @@ def test_search_finds_pairs_beyond_the_papers_categorical_bound_but_not_beyond_e
 def test_basis_projection_sensitivity_is_exact_and_below_lemma_2():
     rng = np.random.default_rng(23)
     U = np.linalg.qr(rng.standard_normal((7, 3)))[0]
-    value, x, xp = basis_projection_sensitivity(U, return_pair=True)
+    value, x, xp = basis_projection_sensitivity(U.T, return_pair=True)
     assert np.abs(U.T @ (x - xp)).sum() == pytest.approx(value)
     assert value <= projection_sensitivity(3, 7)
     # brute force over all 3^7 differences d = x - x' with vertices of the box
     grid = np.array(np.meshgrid(*[[-1.0, 0.0, 1.0]] * 7)).reshape(7, -1).T
     assert np.abs(grid @ U).sum(axis=1).max() == pytest.approx(value)
     with pytest.raises(ValueError, match="k <= 20"):
-        basis_projection_sensitivity(np.zeros((30, 21)))
+        basis_projection_sensitivity(np.zeros((21, 30)))
 
 
 def test_projection_sensitivity():
@@ -97,14 +128,15 @@ def test_projection_sensitivity():
         projection_sensitivity(10, 9)
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: moment_sensitivity(-1), "n_numeric must be an integer >= 0"),
-    (lambda: moment_sensitivity(0, 0), "at least one attribute"),
-    (lambda: lda_sensitivity(2.5), "n_numeric must be an integer >= 0"),
-    (lambda: moment_sensitivity(3, formula="wrong"), "formula"),
+@pytest.mark.parametrize("call, error, match", [
+    (lambda: moment_sensitivity(-1), ValueError, "n_numeric must be an integer >= 0"),
+    (lambda: moment_sensitivity(0, 0), ValueError, "at least one attribute"),
+    (lambda: lda_sensitivity(2.5), TypeError, "n_numeric must be an integer >= 0"),
+    (lambda: moment_sensitivity(3, calibration="wrong"), ValueError, "calibration"),
+    (lambda: moment_sensitivity(3, calibration=1), TypeError, "calibration"),
 ])
-def test_sensitivity_bad_input(call, match):
-    with pytest.raises(ValueError, match=match):
+def test_sensitivity_bad_input(call, error, match):
+    with pytest.raises(error, match=match):
         call()
 
 
@@ -162,8 +194,8 @@ def test_weighted_median_minimises_the_l1_objective():
         pts, w = rng.normal(size=7), rng.random(7)
         z = _weighted_median(pts, w)
         grid = np.linspace(-4, 4, 4001)
-        objective = lambda t: np.sum(w * np.abs(t - pts))  # noqa: E731
-        assert objective(z) <= min(objective(t) for t in grid) + 1e-12
+        objective = np.abs(grid[:, None] - pts) @ w
+        assert np.sum(w * np.abs(z - pts)) <= objective.min() + 1e-12
 
 
 # ----------------------------------------------------------------------------- DP-PCA
@@ -171,9 +203,9 @@ def test_dppca_shapes_and_publish():
     rng = np.random.default_rng(5)
     X = onehot_data(200, 3, (2, 3), rng)
     pub = DPPCAPublisher(2, 1.0, group_sizes=(2, 3), random_state=0).fit(X)
-    assert pub.components_.shape == (8, 2) and pub.scores_.shape == (200, 2)
-    assert np.allclose(pub.components_.T @ pub.components_, np.eye(2))
-    assert pub.moment_sensitivity_ == moment_sensitivity(3, 2)
+    assert pub.components_.shape == (2, 8) and pub.scores_.shape == (200, 2)
+    assert np.allclose(pub.components_ @ pub.components_.T, np.eye(2))
+    assert pub.sensitivity_ == {"moments": moment_sensitivity(3, 2), "projection": projection_sensitivity(2, 8)}
     decoded = pub.publish(decode=True)
     assert decoded.shape == X.shape and np.all(decoded[:, 3:5].sum(axis=1) == 1)
     assert pub.publish().shape == X.shape
@@ -186,17 +218,23 @@ def test_dppca_is_reproducible_with_a_seed():
     assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda X: DPPCAPublisher(2, 0.0), "epsilon"),
-    (lambda X: DPPCAPublisher(9, 1.0).fit(X), "n_components"),
-    (lambda X: DPPCAPublisher(2, 1.0).fit(X * 2), "outside the declared bounds"),
-    (lambda X: DPPCAPublisher(2, 1.0).publish(), "fit"),
-    (lambda X: DPPCAPublisher(2, 1.0, formula="tight"), "formula"),
-    (lambda X: DPPCAPublisher(2, 1.0, random_state="x"), "random_state"),
+@pytest.mark.parametrize("make, error, match", [
+    (lambda X: DPPCAPublisher(2, 0.0).fit(X), ValueError, "epsilon"),
+    (lambda X: DPPCAPublisher(2, "1").fit(X), TypeError, "epsilon"),
+    (lambda X: DPPCAPublisher(9, 1.0).fit(X), ValueError, "n_components"),
+    (lambda X: DPPCAPublisher(2.0, 1.0).fit(X), TypeError, "n_components"),
+    (lambda X: DPPCAPublisher(2, 1.0).fit(X * 2), ValueError, "outside the declared bounds"),
+    (lambda X: DPPCAPublisher(2, 1.0).publish(), NotFittedError, "fit"),
+    (lambda X: DPPCAPublisher(2, 1.0).transform(X), NotFittedError, "fit"),
+    (lambda X: DPPCAPublisher(2, 1.0).fit(X).transform(X[:, :3]), ValueError, "columns"),
+    (lambda X: DPPCAPublisher(2, 1.0, calibration="tight").fit(X), ValueError, "calibration"),
+    (lambda X: DPPCAPublisher(2, 1.0, tight_projection=1).fit(X), TypeError, "tight_projection"),
+    (lambda X: DPPCAPublisher(2, 1.0, group_sizes=3).fit(X), TypeError, "group_sizes"),
+    (lambda X: DPPCAPublisher(2, 1.0, random_state="x").fit(X), TypeError, "random_state"),
 ])
-def test_dppca_bad_input(make, match):
+def test_dppca_bad_input(make, error, match):
     X = onehot_data(20, 4, (), np.random.default_rng(8))
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         make(X)
 
 
@@ -206,7 +244,7 @@ def test_dppca_projection_noise_has_the_lemma_3_scale():
     X = onehot_data(3000, 6, (), rng)
     k, eps = 3, 2.0
     pub = DPPCAPublisher(k, eps, random_state=10).fit(X)
-    noise = pub.scores_ - (X - pub.mean_) @ pub.components_
+    noise = pub.scores_ - pub.transform(X)
     b = 2 * np.sqrt(k * 6) / eps
     _, low, high = mean_ci(np.ravel(noise) ** 2)
     assert low <= 2 * b**2 <= high
@@ -238,7 +276,7 @@ def test_dplda_statistics_and_sampler_output():
     X = onehot_data(300, 3, (3,), rng)
     y = (X[:, 0] > 0.5).astype(int)
     pub = DPLDAPublisher(1e6, group_sizes=(3,), random_state=15).fit(X, y)
-    assert pub.sensitivity_ == lda_sensitivity(3, 1)
+    assert pub.sensitivity_ == {"class_counts": 2.0, "sums": lda_sensitivity(3, 1)}
     sums, counts, second = class_sums(X, y, 2)
     assert np.array_equal(pub.class_counts_, counts)
     assert np.allclose(pub.means_, sums / counts[:, None], atol=1e-3)
@@ -280,7 +318,7 @@ def test_dplda_sum_noise_scale():
     y = np.array([0, 0, 0, 1, 1, 1])
     eps = 2.0
     pubs = [DPLDAPublisher(eps, random_state=rng).fit(X, y) for _ in range(2000)]
-    scale = pubs[0].sensitivity_ / ((1 - 0.1) * eps)
+    scale = pubs[0].sensitivity_["sums"] / ((1 - 0.1) * eps)
     # The class sums are 0, so means_ * counts_ is pure Laplace noise of scale s/eps.
     errors = np.concatenate([np.ravel(q.means_ * q.class_counts_[:, None]) for q in pubs])
     _, low, high = mean_ci(np.abs(errors))
@@ -307,17 +345,225 @@ def test_statistics_distance():
         statistics_distance(X, np.array([0, 0]), X, X.T @ X / 2)
 
 
-@pytest.mark.parametrize("make, match", [
-    (lambda X, y: DPLDAPublisher(-1.0), "epsilon"),
-    (lambda X, y: DPLDAPublisher(1.0, n_classes=1), "n_classes"),
-    (lambda X, y: DPLDAPublisher(1.0, count_fraction=1.0), "count_fraction"),
-    (lambda X, y: DPLDAPublisher(1.0).fit(X, np.zeros(len(X))), "at least one record"),
-    (lambda X, y: DPLDAPublisher(1.0).fit(X, y[:-1]), "labels but X"),
-    (lambda X, y: DPLDAPublisher(1.0).fit(X + 1, y), "outside the declared bounds"),
-    (lambda X, y: DPLDAPublisher(1.0).sample(), "fit"),
+@pytest.mark.parametrize("make, error, match", [
+    (lambda X, y: DPLDAPublisher(-1.0).fit(X, y), ValueError, "epsilon"),
+    (lambda X, y: DPLDAPublisher(None).fit(X, y), TypeError, "epsilon"),
+    (lambda X, y: DPLDAPublisher(1.0, n_classes=1).fit(X, y), ValueError, "n_classes"),
+    (lambda X, y: DPLDAPublisher(1.0, n_classes=2.0).fit(X, y), TypeError, "n_classes"),
+    (lambda X, y: DPLDAPublisher(1.0, count_fraction=1.0).fit(X, y), ValueError, "count_fraction"),
+    (lambda X, y: DPLDAPublisher(1.0, count_fraction="a").fit(X, y), TypeError, "count_fraction"),
+    (lambda X, y: DPLDAPublisher(1.0, calibration="exact").fit(X, y), ValueError, "calibration"),
+    (lambda X, y: DPLDAPublisher(1.0).fit(X, np.zeros(len(X))), ValueError, "at least one record"),
+    (lambda X, y: DPLDAPublisher(1.0).fit(X, y[:-1]), ValueError, "labels but X"),
+    (lambda X, y: DPLDAPublisher(1.0).fit(X + 1, y), ValueError, "outside the declared bounds"),
+    (lambda X, y: DPLDAPublisher(1.0).sample(), NotFittedError, "fit"),
 ])
-def test_dplda_bad_input(make, match):
+def test_dplda_bad_input(make, error, match):
     X = onehot_data(10, 2, (), np.random.default_rng(19))
     y = np.arange(10) % 2
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         make(X, y)
+
+
+# ----------------------------------------------------------------------------- add/remove, baselines
+def test_add_remove_relation_and_sensitivities():
+    rel = AddRemoveRows(OneHotRows(2, (3,)))
+    rng = np.random.default_rng(30)
+    X = np.stack([rel.random_row(6, rng) for _ in range(3)])
+    Xp = rel.neighbor(X, 0, rel.random_row(6, rng))
+    assert np.all(X[:, -1] == 1) and present_rows(Xp).shape == (2, 5)
+    assert np.array_equal(present_rows(Xp), X[1:, :-1])
+    # one record's contribution: all numerics at 1 and one level per group
+    x = np.array([1.0, 1.0, 0.0, 1.0, 0.0])
+    assert np.abs(moments_vector(x[None])).sum() == record_contribution(2, 1) == 3 + 6
+    assert moment_sensitivity(2, 1, neighbours="add-remove") == record_contribution(2, 1)
+    assert lda_sensitivity(2, 1, neighbours="add-remove") == record_contribution(2, 1)
+    assert moment_sensitivity(2, 1, neighbours="add-remove", calibration="paper") == moment_sensitivity(
+        2, 1, calibration="paper")
+    with pytest.raises(ValueError, match="neighbours"):
+        moment_sensitivity(2, 1, neighbours="swap")
+    with pytest.raises(TypeError, match="inner"):
+        AddRemoveRows("box")
+
+
+def test_query_vectors():
+    X = np.array([[0.0, 1.0], [1.0, 1.0]])
+    assert np.array_equal(moments_vector(X), [1, 2, 1, 1, 2])
+    Z = np.column_stack([X, [0, 1]])
+    assert np.array_equal(lda_vector(Z), [0, 1, 1, 1, 1, 1, 2])
+    assert moments_vector(np.zeros((0, 2))).tolist() == [0, 0, 0, 0, 0]
+
+
+def test_row_diameter_and_tight_projection():
+    assert row_diameter(5, 6) == 17.0 and row_diameter(5, 6, norm=2) == pytest.approx(np.sqrt(17))
+    assert row_diameter(4) == 4.0
+    assert projection_sensitivity(4, 35, diameter=np.sqrt(17)) == pytest.approx(np.sqrt(4 * 17))
+    with pytest.raises(ValueError, match="diameter"):
+        projection_sensitivity(2, 4, diameter=3.0)
+    with pytest.raises(ValueError, match="norm"):
+        row_diameter(1, 1, norm=3)
+    X = onehot_data(30, 2, (3,), np.random.default_rng(31))
+    pub = DPPCAPublisher(2, 1.0, group_sizes=(3,), tight_projection=True, random_state=0).fit(X)
+    assert pub.sensitivity_["projection"] == pytest.approx(np.sqrt(2 * 4))
+
+
+def test_laplace_identity_with_dummies_uses_p1_plus_2p2():
+    X = onehot_data(3000, 2, (3, 2), np.random.default_rng(32))
+    noise = laplace_identity(X, 1.0, group_sizes=(3, 2), random_state=33) - X
+    _, low, high = mean_ci(np.abs(np.ravel(noise)))
+    assert low <= 6.0 <= high
+    with pytest.raises(ValueError, match="one-hot"):
+        laplace_identity(np.full((2, 3), 0.5), 1.0, group_sizes=(2,))
+
+
+def test_split_and_component_laplace():
+    rng = np.random.default_rng(34)
+    X = np.column_stack([rng.uniform(160, 190, 4000), rng.uniform(60, 100, 4000)])
+    bounds = (np.array([160.0, 60.0]), np.array([190.0, 100.0]))
+    noise = split_laplace(X, 2.0, bounds, random_state=35) - X
+    _, low, high = mean_ci(np.abs(noise[:, 1]))
+    assert low <= 2 * 40 / 2.0 <= high
+    u = np.array([0.6, 0.8])
+    center = np.array([175.0, 80.0])
+    out = component_laplace(X, 1.0, u, center, bounds, random_state=36)
+    assert np.allclose((out - center) @ np.array([0.8, -0.6]), 0)  # on the line through center along u
+    t_noise = (out - center) @ u - (X - center) @ u
+    _, low, high = mean_ci(np.abs(t_noise))
+    assert low <= 0.6 * 30 + 0.8 * 40 <= high
+    assert np.array_equal(component_laplace(X, np.inf, u, center, bounds), center + np.outer((X - center) @ u, u))
+    assert mse_per_record(X + 1, X) == 2.0
+    with pytest.raises(ValueError, match="unit"):
+        component_laplace(X, 1.0, [1.0, 1.0], center, bounds)
+    with pytest.raises(ValueError, match="outside"):
+        split_laplace(X, 1.0, (0.0, 1.0))
+    with pytest.raises(TypeError, match="bounds"):
+        split_laplace(X, 1.0, [0.0, 1.0])
+
+
+# ----------------------------------------------------------------------------- estimator contract
+ESTIMATORS = [(DPPCAPublisher, {"n_components": 2, "epsilon": 1.0, "group_sizes": (3,)}, False),
+              (DPLDAPublisher, {"epsilon": 1.0, "group_sizes": (3,)}, True)]
+
+
+def contract_data():
+    rng = np.random.default_rng(40)
+    X = onehot_data(60, 3, (3,), rng)
+    return X, (X[:, 0] > 0.5).astype(int)
+
+
+def fit(cls, params, supervised, **extra):
+    X, y = contract_data()
+    return cls(**params, **extra).fit(X, y) if supervised else cls(**params, **extra).fit(X)
+
+
+def released(est):
+    return est.scores_ if isinstance(est, DPPCAPublisher) else est.means_
+
+
+@pytest.mark.parametrize("cls, params, supervised", ESTIMATORS)
+def test_clone_get_set_params_and_repr(cls, params, supervised):
+    est = cls(**params, random_state=3)
+    copy = clone(est)
+    assert copy.get_params() == est.get_params() and copy is not est
+    copy.set_params(epsilon=2.0)
+    assert copy.epsilon == 2.0 and est.epsilon == 1.0
+    assert cls.__name__ in repr(est)
+
+
+@pytest.mark.parametrize("cls, params, supervised", ESTIMATORS)
+def test_refit_with_int_seed_is_identical(cls, params, supervised):
+    est = fit(cls, params, supervised, random_state=5)
+    first = released(est).copy()
+    X, y = contract_data()
+    est.fit(X, y) if supervised else est.fit(X)
+    assert np.array_equal(first, released(est))
+    if supervised:
+        a = cls(**params, random_state=5).fit(X, y).sample()
+        b = cls(**params, random_state=5).fit(X, y).sample()
+        assert all(np.array_equal(u, v) for u, v in zip(a, b, strict=True))
+
+
+@pytest.mark.parametrize("cls, params, supervised", ESTIMATORS)
+@pytest.mark.parametrize("epsilon, error", [(0.0, ValueError), (-1.0, ValueError), (float("nan"), ValueError),
+                                            ("1", TypeError), (True, TypeError)])
+def test_bad_epsilon_raises_in_fit_not_init(cls, params, supervised, epsilon, error):
+    est = cls(**{**params, "epsilon": epsilon})
+    with pytest.raises(error, match="epsilon"):
+        fit(cls, {**params, "epsilon": epsilon}, supervised)
+    assert est.epsilon is epsilon
+
+
+@pytest.mark.parametrize("cls, params, supervised", ESTIMATORS)
+def test_budget_sums_to_epsilon(cls, params, supervised):
+    est = fit(cls, {**params, "epsilon": 0.7}, supervised, random_state=1)
+    assert budget_total(est.budget_) == (pytest.approx(0.7), 0.0)
+    assert set(est.budget_) == set(est.sensitivity_)
+    assert est.n_features_in_ == 6
+
+
+@pytest.mark.parametrize("cls, params, supervised", ESTIMATORS)
+def test_not_fitted(cls, params, supervised):
+    with pytest.raises(NotFittedError):
+        cls(**params).publish() if not supervised else cls(**params).sample()
+
+
+def test_infinite_epsilon_is_noiseless():
+    X, y = contract_data()
+    pca = DPPCAPublisher(2, np.inf, group_sizes=(3,), random_state=0).fit(X)
+    assert np.allclose(pca.mean_, X.mean(axis=0))
+    assert np.allclose(pca.scores_, pca.transform(X))
+    lda = DPLDAPublisher(np.inf, group_sizes=(3,), random_state=0).fit(X, y)
+    sums, counts, second = class_sums(X, y, 2)
+    assert np.array_equal(lda.class_counts_, counts)
+    assert np.allclose(lda.means_, sums / counts[:, None]) and np.allclose(lda.second_moment_, second / len(X))
+
+
+def test_dppca_in_a_pipeline_trains_on_the_noisy_scores():
+    X, y = contract_data()
+    pipe = make_pipeline(DPPCAPublisher(2, 1.0, group_sizes=(3,), random_state=2), LinearDiscriminantAnalysis())
+    pipe.fit(X, y)
+    assert pipe.predict(X).shape == (60,)
+    step = pipe[0]
+    assert np.array_equal(step.fit_transform(X), step.scores_)
+    assert np.allclose(step.inverse_transform(step.scores_), step.publish())
+
+
+@pytest.mark.parametrize("p1, sizes", [(0, (2, 2)), (1, (2,)), (3, (2, 3, 2)), (5, (8, 7, 6, 5, 2)), (6, ())])
+def test_worst_case_rows_attain_the_exact_sensitivities(p1, sizes):
+    x, xp = worst_case_rows(p1, sizes)
+    assert moments_change(x, xp) == pytest.approx(moment_sensitivity(p1, len(sizes)))
+    z, zp = worst_case_rows(p1, sizes, between_classes=True)
+    assert (z[-1], zp[-1]) == (0.0, 1.0)
+    assert np.abs(lda_vector(z[None]) - lda_vector(zp[None])).sum() == pytest.approx(lda_sensitivity(p1, len(sizes)))
+
+
+@pytest.mark.parametrize("k, p", [(1, 1), (1, 5), (3, 7), (5, 35)])
+def test_tight_basis_attains_lemma_2(k, p):
+    U = tight_basis(k, p, random_state=0)
+    assert np.allclose(U @ U.T, np.eye(k))
+    assert np.abs(U @ np.ones(p)).sum() == pytest.approx(projection_sensitivity(k, p))
+    assert basis_projection_sensitivity(U) == pytest.approx(projection_sensitivity(k, p))
+
+
+def test_attribute_entropy_kl():
+    rng = np.random.default_rng(50)
+    X = onehot_data(4000, 1, (4,), rng)
+    y = rng.integers(2, size=4000)
+    entropy, kl = attribute_entropy_kl(X, y, X, y, (4,))
+    assert kl == 0.0
+    # uniform numeric (10 bins), uniform 4 levels, balanced label: log2 of 10, 4 and 2, up to sampling error
+    assert entropy == pytest.approx(np.mean(np.log2([10, 4, 2])), abs=0.01)
+    constant = np.column_stack([np.full(4000, 0.05), np.tile(np.eye(4)[0], (4000, 1))])
+    e2, kl2 = attribute_entropy_kl(constant, np.zeros(4000, int), X, y, (4,))
+    assert e2 < 0.05 and kl2 > 1.0
+    with pytest.raises(ValueError, match="class labels"):
+        attribute_entropy_kl(X, y + 1, X, y, (4,))
+
+
+def test_ordered_class_moments_match_class_sums():
+    rng = np.random.default_rng(60)
+    X = onehot_data(5000, 4, (3,), rng)
+    y = rng.integers(2, size=5000)
+    sums, second = _ordered_class_moments(X, y, 2, chunk=700)
+    ref_sums, _, ref_second = class_sums(X, y, 2)
+    assert np.allclose(sums, ref_sums, rtol=1e-12) and np.allclose(second, ref_second, rtol=1e-12)
