@@ -19,13 +19,14 @@ venv: $(BIN)/.installed
 run: venv
 	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results
 
-## make test: lint, unit tests and papermill runs on an emulated other machine, then nbval on a third
+## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on a third, the book
 test: venv
-	$(BIN)/ruff check dpnb tests benchmarks $(NOTEBOOKS)
-	$(BIN)/ruff format --check dpnb tests benchmarks
+	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
+	$(BIN)/ruff format --check dpnb tests benchmarks book
 	$(BIN)/python -m pytest -n 2 tests
 	$(BIN)/python -m dpnb.portability exec prescott-2threads-nosimd \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
+	$(MAKE) --no-print-directory book
 
 ## make notebook NB=dppro: rebuild notebooks/NB.ipynb from notebooks/NB.md and execute it
 notebook: venv

@@ -46,8 +46,12 @@ def speedup(n_points: int = 8) -> tuple[float, float]:
 
     seconds = []
     for n_workers in (1, 2):
-        with LocalCluster(n_workers=n_workers, threads_per_worker=1, dashboard_address=":0",
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=n_workers, threads_per_worker=1, dashboard_address=":0", silence_logs=logging.ERROR
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             timed_sweep(client, range(1000, 1000 + n_workers))  # warm-up: imports on every worker
             seconds.append(timed_sweep(client, range(n_points)))
     return seconds[0], seconds[1]

@@ -32,8 +32,9 @@ def cases(X_box, X_sym, X_ball, labels, basis):
     """Name -> zero-argument fit."""
     return {
         "RONGauss unsupervised": lambda: RONGauss(8, 1.0, random_state=0).fit(X_sym),
-        "RONGauss supervised": lambda: RONGauss(8, 1.0, mode="supervised", label_bound=1.0, random_state=0)
-        .fit(X_sym, X_sym[:, 0]),
+        "RONGauss supervised": lambda: RONGauss(8, 1.0, mode="supervised", label_bound=1.0, random_state=0).fit(
+            X_sym, X_sym[:, 0]
+        ),
         "RONGauss gmm": lambda: RONGauss(8, 1.0, mode="gmm", random_state=0).fit(X_sym, labels),
         "PCAGauss (public basis)": lambda: PCAGauss(8, 1.0, basis=basis, random_state=0).fit(X_sym),
         "DPPCAPublisher": lambda: DPPCAPublisher(8, 1.0, random_state=0).fit(X_box),
@@ -78,8 +79,16 @@ def main(argv=None) -> None:
             fit()  # warm-up
             ratio = _median_seconds(fit, args.repeat) / gram
             memory = _extra_peak(fit) / size
-            rows.append({"fit": name, "time / Gram": ratio, "goal": GOAL_TIME, "extra memory / input": memory,
-                         "memory goal": GOAL_MEMORY, "meets both": ratio <= GOAL_TIME and memory <= GOAL_MEMORY})
+            rows.append(
+                {
+                    "fit": name,
+                    "time / Gram": ratio,
+                    "goal": GOAL_TIME,
+                    "extra memory / input": memory,
+                    "memory goal": GOAL_MEMORY,
+                    "meets both": ratio <= GOAL_TIME and memory <= GOAL_MEMORY,
+                }
+            )
     print(f"Gram matrix X^T X of {args.rows} x 77 float64, one BLAS thread: {gram:.3f} s")
     print(markdown_table(rows, precision=2))
 

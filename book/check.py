@@ -19,8 +19,15 @@ ROOT = Path(__file__).resolve().parent.parent
 HTML = ROOT / "build" / "book" / "_build" / "html"
 SHOTS = ROOT / "build" / "book" / "screenshots"
 CHROMIUM = "/usr/bin/chromium"
-FLAGS = ["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-         "--disable-component-update", "--disable-sync"]
+FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
 
 
 class _QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -38,11 +45,19 @@ def _serve():
 def check_page(page, url: str, name: str) -> list[str]:
     """Problems found on one page (empty when it passes)."""
     problems, outside = [], []
-    page.on("request", lambda r: outside.append(r.url) if urlparse(r.url).hostname not in ("127.0.0.1", None)
-            and not r.url.startswith("data:") else None)
+    page.on(
+        "request",
+        lambda r: (
+            outside.append(r.url)
+            if urlparse(r.url).hostname not in ("127.0.0.1", None) and not r.url.startswith("data:")
+            else None
+        ),
+    )
     page.goto(url, wait_until="networkidle")
-    page.evaluate("() => window.MathJax && MathJax.startup && MathJax.startup.promise ? "
-                  "MathJax.startup.promise.then(() => true) : false")
+    page.evaluate(
+        "() => window.MathJax && MathJax.startup && MathJax.startup.promise ? "
+        "MathJax.startup.promise.then(() => true) : false"
+    )
     has_math = page.evaluate("document.querySelectorAll('.math, div.math, span.math').length")
     typeset = page.evaluate("document.querySelectorAll('mjx-container').length")
     raw = page.evaluate("""Array.from(document.querySelectorAll('article p, article li, article td'))
@@ -51,7 +66,9 @@ def check_page(page, url: str, name: str) -> list[str]:
         problems.append(f"{name}: {has_math} math elements but nothing typeset")
     if raw:
         problems.append(f"{name}: raw $$ left in {raw} paragraph(s)")
-    broken = page.evaluate("Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)")
+    broken = page.evaluate(
+        "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
+    )
     problems += [f"{name}: image did not load: {src}" for src in broken]
     problems += [f"{name}: request to another host: {u}" for u in outside]
     return problems
@@ -66,9 +83,16 @@ def main() -> int:
     server = _serve()
     base = f"http://127.0.0.1:{server.server_address[1]}/"
     SHOTS.mkdir(parents=True, exist_ok=True)
-    problems, pages = [], sorted(p.relative_to(HTML).as_posix() for p in HTML.rglob("*.html")
-                                 if "_static" not in p.parts and "_modules" not in p.parts and p.name not in
-                                 ("search.html", "genindex.html", "index.html"))
+    problems, pages = (
+        [],
+        sorted(
+            p.relative_to(HTML).as_posix()
+            for p in HTML.rglob("*.html")
+            if "_static" not in p.parts
+            and "_modules" not in p.parts
+            and p.name not in ("search.html", "genindex.html", "index.html")
+        ),
+    )
     with sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=CHROMIUM, args=FLAGS)
         page = browser.new_page(viewport={"width": 1280, "height": 900})
@@ -77,8 +101,9 @@ def main() -> int:
             if rel.startswith(("book/intro", "notebooks/dppro", "notebooks/foundations", "book/api")):
                 page.screenshot(path=str(SHOTS / (rel.replace("/", "_") + ".png")))
         page.goto(base + "book/intro.html", wait_until="networkidle")
-        nav = page.evaluate("Array.from(document.querySelectorAll('nav.bd-docs-nav a.reference.internal'))"
-                            ".map(a => a.href)")
+        nav = page.evaluate(
+            "Array.from(document.querySelectorAll('nav.bd-docs-nav a.reference.internal')).map(a => a.href)"
+        )
         for href in nav:
             response = page.goto(href, wait_until="domcontentloaded")
             if response is None or response.status != 200:
@@ -87,8 +112,10 @@ def main() -> int:
     server.shutdown()
     for p in problems:
         print(p)
-    print(f"{len(pages)} pages, {len(nav)} navigation links checked: "
-          f"{'no problems' if not problems else f'{len(problems)} problem(s)'}; screenshots in build/book/screenshots")
+    print(
+        f"{len(pages)} pages, {len(nav)} navigation links checked: "
+        f"{'no problems' if not problems else f'{len(problems)} problem(s)'}; screenshots in build/book/screenshots"
+    )
     return 1 if problems else 0
 
 

@@ -17,8 +17,10 @@ ORDER = ["foundations", "dppro", "ron_gauss", "pca_gauss", "component_analysis",
 def main() -> int:
     files = {p.stem: json.loads(p.read_text()) for p in (ROOT / "tests" / "expected_verdicts").glob("*.json")}
     stems = [s for s in ORDER if s in files] + sorted(set(files) - set(ORDER))
-    lines = ["| chapter | " + " | ".join(VERDICTS) + " | claims that do not hold as stated |",
-             "|---|" + "---|" * len(VERDICTS) + "---|"]
+    lines = [
+        "| chapter | " + " | ".join(VERDICTS) + " | claims that do not hold as stated |",
+        "|---|" + "---|" * len(VERDICTS) + "---|",
+    ]
     for stem in stems:
         claims = files[stem]
         counts = [sum(v == verdict for v in claims.values()) for verdict in VERDICTS]

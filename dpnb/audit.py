@@ -18,8 +18,8 @@ how to move it while keeping it valid; subclass :class:`NeighborRelation` for a 
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 import numpy as np
 
@@ -256,13 +256,26 @@ class SensitivityAudit:
         if self.claimed is None:
             return f"max found {self.max_found:.{precision}f} ({self.n_evaluations} evaluations)"
         verdict = "EXCEEDS the claimed bound" if self.exceeds else "within the claimed bound"
-        return (f"max found {self.max_found:.{precision}f} vs claimed {self.claimed:.{precision}f} "
-                f"(ratio {self.ratio:.{precision}f}): {verdict}")
+        return (
+            f"max found {self.max_found:.{precision}f} vs claimed {self.claimed:.{precision}f} "
+            f"(ratio {self.ratio:.{precision}f}): {verdict}"
+        )
 
 
-def search_sensitivity(query: Callable, relation: NeighborRelation, n: int, d: int, *, norm=2,
-                       claimed: float | None = None, n_starts: int = 20, n_steps: int = 200,
-                       starts=None, row_index: int = 0, random_state=None) -> SensitivityAudit:
+def search_sensitivity(
+    query: Callable,
+    relation: NeighborRelation,
+    n: int,
+    d: int,
+    *,
+    norm=2,
+    claimed: float | None = None,
+    n_starts: int = 20,
+    n_steps: int = 200,
+    starts=None,
+    row_index: int = 0,
+    random_state=None,
+) -> SensitivityAudit:
     """Search for the neighbouring pair maximising ``||query(X) - query(X')||``.
 
     Random starts (plus any given ``starts``) are improved by a (1+1) evolution strategy
@@ -327,8 +340,15 @@ def search_sensitivity(query: Callable, relation: NeighborRelation, n: int, d: i
         history.append(value)
         if value > best[0]:
             best = (value, X, Xp)
-    return SensitivityAudit(max_found=float(best[0]), claimed=claimed, X=best[1], X_prime=best[2],
-                            norm=norm, n_evaluations=evaluations, history=history)
+    return SensitivityAudit(
+        max_found=float(best[0]),
+        claimed=claimed,
+        X=best[1],
+        X_prime=best[2],
+        norm=norm,
+        n_evaluations=evaluations,
+        history=history,
+    )
 
 
 # --------------------------------------------------------------------------------------
@@ -357,12 +377,13 @@ class EpsilonAudit:
         return self.claimed is not None and self.epsilon_lower > self.claimed
 
     def summary(self, precision: int = 3) -> str:
-        base = (f"epsilon >= {self.epsilon_lower:.{precision}f} with confidence {1 - self.alpha:.2f} "
-                f"({self.n_samples} runs per dataset)")
+        base = (
+            f"epsilon >= {self.epsilon_lower:.{precision}f} with confidence {1 - self.alpha:.2f} "
+            f"({self.n_samples} runs per dataset)"
+        )
         if self.claimed is None:
             return base
-        return base + (f"; claimed {self.claimed:.{precision}f}: "
-                       + ("VIOLATED" if self.violates else "consistent"))
+        return base + (f"; claimed {self.claimed:.{precision}f}: " + ("VIOLATED" if self.violates else "consistent"))
 
 
 def _event_epsilon(k_num, k_den, m, delta, confidence):
@@ -372,9 +393,19 @@ def _event_epsilon(k_num, k_den, m, delta, confidence):
     return np.log(num / hi_den) if num > 0 and hi_den > 0 else 0.0
 
 
-def audit_epsilon(mechanism: Callable, X, X_prime, *, n_samples: int = 10_000, statistic=None,
-                  claimed: float | None = None, delta: float = 0.0, alpha: float = 0.05,
-                  n_thresholds: int = 50, random_state=None) -> EpsilonAudit:
+def audit_epsilon(
+    mechanism: Callable,
+    X,
+    X_prime,
+    *,
+    n_samples: int = 10_000,
+    statistic=None,
+    claimed: float | None = None,
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    n_thresholds: int = 50,
+    random_state=None,
+) -> EpsilonAudit:
     """One-sided lower confidence bound on the epsilon of ``mechanism`` on one neighbouring pair.
 
     The mechanism runs ``n_samples`` times on each dataset; outputs are mapped to a scalar
@@ -438,6 +469,13 @@ def audit_epsilon(mechanism: Callable, X, X_prime, *, n_samples: int = 10_000, s
     k = [int(np.sum(s > t)) if side == "above" else int(np.sum(s < t)) for s in s_ev]
     eps_lb = max(0.0, float(_event_epsilon(k[num], k[den], m_ev, delta, confidence)))
     label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"
-    return EpsilonAudit(epsilon_lower=eps_lb, claimed=None if claimed is None else float(claimed),
-                        delta=float(delta), alpha=float(alpha), threshold=float(t), direction=label,
-                        counts=(k[num], k[den]), n_samples=int(n_samples))
+    return EpsilonAudit(
+        epsilon_lower=eps_lb,
+        claimed=None if claimed is None else float(claimed),
+        delta=float(delta),
+        alpha=float(alpha),
+        threshold=float(t),
+        direction=label,
+        counts=(k[num], k[den]),
+        n_samples=int(n_samples),
+    )

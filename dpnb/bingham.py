@@ -14,12 +14,12 @@ Sec. 2-3) gives a Gibbs sampler:
   ``v_r`` lies on the unit sphere of their orthogonal complement, spanned by an orthonormal
   ``N`` (``d x q``, ``q = d - k + 1``); writing ``v_r = N z`` the conditional of ``z`` is the
   *vector* Bingham distribution with parameter ``N^T B N``.
-* **vector update** (:func:`_vector_scan`): in the eigenbasis of that parameter, with
+* **vector update** (``_vector_scan``): in the eigenbasis of that parameter, with
   eigenvalues ``l``, the density of ``y`` on the sphere is ``exp(sum_j l_j y_j^2)``. Each
   coordinate is redrawn given the *direction* of the others: with ``theta = y_i^2``,
   ``p(theta | rest) ~ theta^{-1/2} (1 - theta)^{(q-3)/2} exp(a theta)`` on ``(0, 1)``,
   ``a = l_i - sum_{j != i} l_j y_j^2 / (1 - y_i^2)``, and the sign of ``y_i`` is a fair coin.
-  ``theta`` is drawn by rejection (:func:`_sample_theta`).
+  ``theta`` is drawn by rejection (``_sample_theta``).
 
 Everything is vectorised over independent chains: the cost per scan is a few NumPy calls per
 coordinate, independent of the number of chains up to memory bandwidth.
@@ -93,14 +93,19 @@ def _sample_theta(a, kappa: float, rng: np.random.Generator):
     best_g = np.argmin(log_mass_beta, axis=0)
     candidates = [log_mass_beta[best_g, np.arange(a.size)]]
     with np.errstate(divide="ignore", invalid="ignore"):  # a = 0 gives inf - inf, discarded by the where
-        log_mass_gamma = np.where((a < 0) & (kappa >= 1), gammaln(0.5) - 0.5 * np.log(abs_a)
-                                  + np.log(gammainc(0.5, abs_a)), np.inf)
+        log_mass_gamma = np.where(
+            (a < 0) & (kappa >= 1), gammaln(0.5) - 0.5 * np.log(abs_a) + np.log(gammainc(0.5, abs_a)), np.inf
+        )
     candidates.append(log_mass_gamma)
     steep = a > 2 * kappa + 2
     s0 = np.where(steep, np.minimum(0.5, (kappa + 5 * np.sqrt(kappa) + 5) / np.where(steep, a, 1.0)), 0.5)
     with np.errstate(divide="ignore", invalid="ignore"):
-        log_w1 = (-0.5 * np.log1p(-s0) + gammaln(kappa) - kappa * np.log(np.where(steep, a, 1.0))
-                  + np.log(gammainc(kappa, a * s0)))
+        log_w1 = (
+            -0.5 * np.log1p(-s0)
+            + gammaln(kappa)
+            - kappa * np.log(np.where(steep, a, 1.0))
+            + np.log(gammainc(kappa, a * s0))
+        )
         log_w2 = (kappa - 1) * np.log(s0) - a * s0 + np.log(2.0) + 0.5 * np.log1p(-s0)
         log_mass_mix = np.where(steep, a + np.logaddexp(log_w1, log_w2), np.inf)
     candidates.append(log_mass_mix)
@@ -189,12 +194,13 @@ def _vector_scan(y, lam, rng: np.random.Generator) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Matrix Bingham Gibbs sampler
 # --------------------------------------------------------------------------------------
-def bingham_gibbs(B, k: int = 1, *, n_chains: int = 1, n_iter: int = 200, initial=None,
-                  return_trace: bool = False, random_state=None):
+def bingham_gibbs(
+    B, k: int = 1, *, n_chains: int = 1, n_iter: int = 200, initial=None, return_trace: bool = False, random_state=None
+):
     """Run ``n_chains`` independent Gibbs chains for the matrix Bingham ``exp(tr(V^T B V))``.
 
     Hoff (2009), Sec. 2.2-3.1: a systematic scan over the ``k`` columns; column ``r`` is
-    updated by one vector-Bingham Gibbs scan (:func:`_vector_scan`) in the orthonormal
+    updated by one vector-Bingham Gibbs scan (``_vector_scan``) in the orthonormal
     complement of the other columns (complete QR of ``V_{-r}``). For ``k = 1`` this is Hoff's
     vector sampler in the eigenbasis of ``B``.
 
@@ -274,7 +280,7 @@ def _gibbs_scans(B, V, n_iter, return_trace, rng):
                 W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
             else:
                 Q, _ = np.linalg.qr(np.delete(V, r, axis=2), mode="complete")
-                N = Q[:, :, k - 1:]  # (m, d, q): orthonormal complement of the other columns
+                N = Q[:, :, k - 1 :]  # (m, d, q): orthonormal complement of the other columns
                 lam, E = np.linalg.eigh(np.swapaxes(N, 1, 2) @ B @ N)
                 W = _canonical_signs(N @ E)  # eigenvectors in R^d: unique up to the sign fixed here
             y = np.einsum("mdq,md->mq", W, V[:, :, r])
@@ -325,7 +331,7 @@ def vector_bingham_exact(B, size: int = 1, *, random_state=None) -> np.ndarray:
         x = y / np.linalg.norm(y, axis=1, keepdims=True)
         log_acc = -(x * x) @ t + q / 2 * np.log((x * x) @ omega) - log_m
         keep = x[np.log(rng.random(m)) < log_acc][: size - filled]
-        out[filled:filled + keep.shape[0]] = keep
+        out[filled : filled + keep.shape[0]] = keep
         filled += keep.shape[0]
         if filled == size:
             return out @ E.T

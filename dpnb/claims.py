@@ -52,8 +52,7 @@ class ClaimTable:
         self.notebook = notebook
         self._claims: dict[str, Claim] = {}
 
-    def add(self, id: str, source: str, statement: str, expected: str, measured: str,
-            verdict: str) -> Claim:
+    def add(self, id: str, source: str, statement: str, expected: str, measured: str, verdict: str) -> Claim:
         """Record a claim; ids are unique within a notebook (re-adding an id replaces nothing)."""
         if id in self._claims:
             raise ValueError(f"claim id {id!r} was already added to {self.notebook!r}; ids must be unique")

@@ -72,8 +72,9 @@ def load_adult_task(n_train: int, n_test: int, *, n_bins: int = 8, random_state=
     codes = np.column_stack([discretize(adult.X, (low, high), n_bins, categorical=categorical), adult.y])
     domain_sizes = np.array([n_bins if j in numeric else int(high[j]) + 1 for j in range(adult.X.shape[1])] + [2])
     tr, te = slice(0, n_train), slice(n_train, None)
-    return AdultData(X[tr], adult.y[tr], X[te], adult.y[te], codes[tr], codes[te], len(numeric), tuple(sizes),
-                     domain_sizes)
+    return AdultData(
+        X[tr], adult.y[tr], X[te], adult.y[te], codes[tr], codes[te], len(numeric), tuple(sizes), domain_sizes
+    )
 
 
 def _onehot_codes(codes, sizes) -> np.ndarray:
@@ -106,8 +107,9 @@ def _adult_ron_gauss(data, epsilon, delta, rng, n_components):
 
 def _adult_pca_gauss(data, epsilon, delta, rng, n_components):
     basis = haar_stiefel(data.X_train.shape[1], n_components, random_state=rng)  # data-free basis
-    model = PCAGauss(n_components, epsilon, mode="gmm", basis=basis, bounds=(0.0, 1.0), n_classes=2,
-                     random_state=rng).fit(data.X_train, data.y_train)
+    model = PCAGauss(
+        n_components, epsilon, mode="gmm", basis=basis, bounds=(0.0, 1.0), n_classes=2, random_state=rng
+    ).fit(data.X_train, data.y_train)
     X_syn, y_syn = model.sample(len(data.X_train))
     return X_syn, y_syn, model.transform(data.X_test)
 
@@ -135,8 +137,9 @@ ADULT_METHODS = {
 }
 
 
-def adult_classification(data: AdultData, epsilon: float, delta: float, rng, *, n_components: int = 16,
-                         methods=None) -> dict:
+def adult_classification(
+    data: AdultData, epsilon: float, delta: float, rng, *, n_components: int = 16, methods=None
+) -> dict:
     """Test accuracy of a logistic regression trained on each method's release of ``data``.
 
     Parameters
@@ -150,7 +153,7 @@ def adult_classification(data: AdultData, epsilon: float, delta: float, rng, *, 
     n_components : int
         Projected dimension of RON-Gauss and PCA-Gauss.
     methods : sequence of str, optional
-        Names from :data:`ADULT_METHODS` (default: all).
+        Names from ``ADULT_METHODS`` (default: all).
 
     Returns
     -------
@@ -181,12 +184,13 @@ def _subspace_methods():
     return {
         "non-private PCA": lambda X, k, e, d, rng: top_eigenvectors(X.T @ X, k)[1].T,
         "data-free control (Haar)": lambda X, k, e, d, rng: haar_stiefel(X.shape[1], k, random_state=rng).T,
-        "MOD-SULQ (exact calibration)": lambda X, k, e, d, rng: ModSULQ(k, e, d, random_state=rng)
-        .fit(X).components_,
-        "PPCA (exponential mechanism)": lambda X, k, e, d, rng: PPCA(
-            k, e, sampler="exact" if k == 1 else "gibbs", random_state=rng).fit(X).components_,
-        "Jiang DP-PCA": lambda X, k, e, d, rng: DPPCAPublisher(k, e, random_state=rng)
-        .fit(X * np.sqrt(X.shape[1])).components_,
+        "MOD-SULQ (exact calibration)": lambda X, k, e, d, rng: ModSULQ(k, e, d, random_state=rng).fit(X).components_,
+        "PPCA (exponential mechanism)": lambda X, k, e, d, rng: (
+            PPCA(k, e, sampler="exact" if k == 1 else "gibbs", random_state=rng).fit(X).components_
+        ),
+        "Jiang DP-PCA": lambda X, k, e, d, rng: (
+            DPPCAPublisher(k, e, random_state=rng).fit(X * np.sqrt(X.shape[1])).components_
+        ),
     }
 
 
@@ -202,8 +206,11 @@ def subspace_quality(X, n_components: int, epsilon: float, delta: float, rng, me
     registry = _subspace_methods()
     names = list(registry) if methods is None else list(methods)
     children = rng.spawn(len(registry))
-    return {name: captured_variance(X, fn(X, n_components, epsilon, delta, child))
-            for child, (name, fn) in zip(children, registry.items(), strict=True) if name in names}
+    return {
+        name: captured_variance(X, fn(X, n_components, epsilon, delta, child))
+        for child, (name, fn) in zip(children, registry.items(), strict=True)
+        if name in names
+    }
 
 
 # ----------------------------------------------------------------------------- distance preservation
@@ -233,8 +240,9 @@ def distance_preservation(X, n_components: int, epsilon: float, delta: float, rn
     noisy = laplace_identity(X, epsilon, random_state=c_lap)
     return {
         "data-free control (answer 0)": 1.0,
-        "DPPro (record-level)": relative_distance_error(true, dppro.estimate_squared_distances()[
-            np.triu_indices(len(X), 1)]),
+        "DPPro (record-level)": relative_distance_error(
+            true, dppro.estimate_squared_distances()[np.triu_indices(len(X), 1)]
+        ),
         "Jiang DP-PCA publishing": relative_distance_error(true, _pairwise_squared(jiang.publish())),
         "Laplace identity query": relative_distance_error(true, _pairwise_squared(noisy)),
     }

@@ -91,8 +91,10 @@ def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
     for sl in _group_slices(n_numeric, sizes):
         block = X[:, sl]
         if np.any((block != 0) & (block != 1)) or np.any(block.sum(axis=1) != 1):
-            raise ValueError(f"columns {sl.start}..{sl.stop - 1} must be one-hot dummies (0/1, one 1 per row); "
-                             "check group_sizes and the column order [numeric | dummy groups]")
+            raise ValueError(
+                f"columns {sl.start}..{sl.stop - 1} must be one-hot dummies (0/1, one 1 per row); "
+                "check group_sizes and the column order [numeric | dummy groups]"
+            )
     return X, n_numeric
 
 
@@ -139,9 +141,10 @@ def _max_over_t(p1: int, p2: int, slope_sign: int) -> float:
     categories differ). ``slope_sign = -1``: the sums change by ``p1 (1 - t)`` (same class);
     ``+1``: by ``p1 (1 + t)`` (the two records sit in different class sums).
     """
+
     def f(t):
-        return (p1 * (1 + slope_sign * t) + 2 * p2 + p1 * (p1 + 1) / 2 * (1 - t * t)
-                + p1 * p2 * (1 + t) + p2 * (p2 + 1))
+        return p1 * (1 + slope_sign * t) + 2 * p2 + p1 * (p1 + 1) / 2 * (1 - t * t) + p1 * p2 * (1 + t) + p2 * (p2 + 1)
+
     t_star = 0.0 if p1 == 0 else float(np.clip((p2 + slope_sign) / (p1 + 1), 0.0, 1.0))
     return float(max(f(0.0), f(1.0), f(t_star)))
 
@@ -157,8 +160,9 @@ def record_contribution(n_numeric: int, n_categorical: int = 0) -> float:
     return float(q + q * (q + 1) / 2)
 
 
-def moment_sensitivity(n_numeric: int, n_categorical: int = 0, *, calibration: str = "corrected",
-                       neighbours: str = "replace") -> float:
+def moment_sensitivity(
+    n_numeric: int, n_categorical: int = 0, *, calibration: str = "corrected", neighbours: str = "replace"
+) -> float:
     """L1 sensitivity of ``(sum x, upper triangle of sum x x^T)`` (Section 3.1, Lemma 1).
 
     Parameters
@@ -183,8 +187,9 @@ def moment_sensitivity(n_numeric: int, n_categorical: int = 0, *, calibration: s
     return _max_over_t(p1, p2, -1)
 
 
-def lda_sensitivity(n_numeric: int, n_categorical: int = 0, *, calibration: str = "corrected",
-                    neighbours: str = "replace") -> float:
+def lda_sensitivity(
+    n_numeric: int, n_categorical: int = 0, *, calibration: str = "corrected", neighbours: str = "replace"
+) -> float:
     """L1 sensitivity of ``(class sums, upper triangle of pooled sum x x^T)`` (Section 3.2, step 2).
 
     ``"paper"``: ``2p + p(p+1)/2`` (numeric) and ``2(p1+p2) + [(p1+p2+1)(p1+p2) + p2(p2+1)]/2``
@@ -309,8 +314,9 @@ class OneHotRows(NeighborRelation):
         self.width = self.n_numeric + sum(self.group_sizes) + (n_classes is not None)
         self._bounds = [(sl.start, sl.stop) for sl in _group_slices(self.n_numeric, self.group_sizes)]
         label = f", class label in 0..{n_classes - 1}" if n_classes else ""
-        self.description = (f"replace one row: {self.n_numeric} numeric in [0,1], "
-                            f"dummy groups {list(self.group_sizes)}{label}")
+        self.description = (
+            f"replace one row: {self.n_numeric} numeric in [0,1], dummy groups {list(self.group_sizes)}{label}"
+        )
 
     def _check_width(self, d):
         if d != self.width:
@@ -329,7 +335,7 @@ class OneHotRows(NeighborRelation):
         row = np.asarray(row, dtype=float)
         self._check_width(row.size)
         out = np.zeros_like(row)
-        out[:self.n_numeric] = np.minimum(np.maximum(row[:self.n_numeric], 0.0), 1.0)
+        out[: self.n_numeric] = np.minimum(np.maximum(row[: self.n_numeric], 0.0), 1.0)
         for start, stop in self._bounds:
             out[start + int(row[start:stop].argmax())] = 1.0
         if self.n_classes:
@@ -417,7 +423,7 @@ def _ordered_class_moments(X, y, n_classes: int, chunk: int = 2048) -> tuple[np.
     sums = np.stack([X[y == c].sum(axis=0) for c in range(n_classes)])
     second = np.zeros((X.shape[1], X.shape[1]))
     for start in range(0, X.shape[0], chunk):
-        block = X[start:start + chunk]
+        block = X[start : start + chunk]
         second += (block[:, :, None] * block[:, None, :]).sum(axis=0)
     return sums, second
 
@@ -460,15 +466,31 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
 
     Attributes
     ----------
-    mean_ : (p,) noisy mean.  covariance_ : (p, p) noisy covariance (symmetric, not PSD-projected;
-    only its eigenvectors are used).  components_ : (k, p) top-k eigenvectors as rows.
-    scores_ : (n, k) the released noisy projections ``(X - mean_) U_k^T + Lap``.
-    budget_ : ``{"moments": (epsilon/2, 0), "projection": (epsilon/2, 0)}``.
-    sensitivity_ : ``{"moments": s, "projection": sqrt(k p)}`` (L1).  n_features_in_ : int.
+    mean_ : ndarray of shape (p,)
+        Noisy mean.
+    covariance_ : ndarray of shape (p, p)
+        Noisy covariance (symmetric, not PSD-projected; only its eigenvectors are used).
+    components_ : ndarray of shape (k, p)
+        Top-``k`` eigenvectors as rows.
+    scores_ : ndarray of shape (n, k)
+        The released noisy projections ``(X - mean_) U_k^T + Lap``.
+    budget_ : dict
+        ``{"moments": (epsilon/2, 0), "projection": (epsilon/2, 0)}``.
+    sensitivity_ : dict
+        ``{"moments": s, "projection": sqrt(k p)}`` (L1).
+    n_features_in_ : int
     """
 
-    def __init__(self, n_components: int = 1, epsilon: float = 1.0, *, group_sizes=(),
-                 calibration: str = "corrected", tight_projection: bool = False, random_state=None):
+    def __init__(
+        self,
+        n_components: int = 1,
+        epsilon: float = 1.0,
+        *,
+        group_sizes=(),
+        calibration: str = "corrected",
+        tight_projection: bool = False,
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.group_sizes = group_sizes
@@ -494,7 +516,8 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         diameter = row_diameter(n_numeric, len(sizes), norm=2) if self.tight_projection else None
         self.sensitivity_ = {
             "moments": moment_sensitivity(n_numeric, len(sizes), calibration=self.calibration),
-            "projection": projection_sensitivity(k, p, diameter=diameter)}
+            "projection": projection_sensitivity(k, p, diameter=diameter),
+        }
         sum_x, sum_xx = X.sum(axis=0), X.T @ X  # moment_sums without validating X again
         # One joint Laplace mechanism on (sum x, triu sum xx^T): every coordinate gets scale 2s/epsilon.
         eps_moments = self.budget_["moments"][0]
@@ -505,8 +528,9 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         self.mean_ = mean
         # X U^T - mean U^T: no centred copy of X (the projection of n x p rows, k columns only).
         projected = X @ self.components_.T - mean @ self.components_.T
-        self.scores_ = laplace_mechanism(projected, self.sensitivity_["projection"], self.budget_["projection"][0],
-                                         random_state=rng)
+        self.scores_ = laplace_mechanism(
+            projected, self.sensitivity_["projection"], self.budget_["projection"][0], random_state=rng
+        )
         self.n_features_in_ = p
         return self
 
@@ -657,14 +681,29 @@ class DPLDAPublisher(PrivateEstimator):
 
     Attributes
     ----------
-    class_counts_ : (C,) noisy counts rounded to integers >= 1.  means_ : (C, p) noisy class
-    means.  second_moment_ : (p, p) noisy pooled ``E[x x^T]``.
-    budget_ : ``{"class_counts": (f epsilon, 0), "sums": ((1 - f) epsilon, 0)}``.
-    sensitivity_ : ``{"class_counts": 2.0, "sums": s}`` (L1).  n_features_in_ : int.
+    class_counts_ : ndarray of shape (C,)
+        Noisy counts rounded to integers >= 1.
+    means_ : ndarray of shape (C, p)
+        Noisy class means.
+    second_moment_ : ndarray of shape (p, p)
+        Noisy pooled ``E[x x^T]``.
+    budget_ : dict
+        ``{"class_counts": (f epsilon, 0), "sums": ((1 - f) epsilon, 0)}``.
+    sensitivity_ : dict
+        ``{"class_counts": 2.0, "sums": s}`` (L1).
+    n_features_in_ : int
     """
 
-    def __init__(self, epsilon: float = 1.0, *, n_classes: int = 2, group_sizes=(), calibration: str = "corrected",
-                 count_fraction: float = 0.1, random_state=None):
+    def __init__(
+        self,
+        epsilon: float = 1.0,
+        *,
+        n_classes: int = 2,
+        group_sizes=(),
+        calibration: str = "corrected",
+        count_fraction: float = 0.1,
+        random_state=None,
+    ):
         self.epsilon = epsilon
         self.n_classes = n_classes
         self.group_sizes = group_sizes
@@ -695,18 +734,24 @@ class DPLDAPublisher(PrivateEstimator):
         rng = self._make_rng()
         p = X.shape[1]
         self.budget_ = split_budget(epsilon, 0.0, {"class_counts": f, "sums": 1 - f})
-        self.sensitivity_ = {"class_counts": 2.0,
-                             "sums": lda_sensitivity(n_numeric, len(_check_group_sizes(self.group_sizes)),
-                                                     calibration=self.calibration)}
+        self.sensitivity_ = {
+            "class_counts": 2.0,
+            "sums": lda_sensitivity(n_numeric, len(_check_group_sizes(self.group_sizes)), calibration=self.calibration),
+        }
         iu = np.triu_indices(p)
-        noisy = laplace_mechanism(np.concatenate([sums.ravel(), triangle(sum_xx)]), self.sensitivity_["sums"],
-                                  self.budget_["sums"][0], random_state=rng)
-        noisy_counts = laplace_mechanism(counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0],
-                                         random_state=rng)
+        noisy = laplace_mechanism(
+            np.concatenate([sums.ravel(), triangle(sum_xx)]),
+            self.sensitivity_["sums"],
+            self.budget_["sums"][0],
+            random_state=rng,
+        )
+        noisy_counts = laplace_mechanism(
+            counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0], random_state=rng
+        )
         self.class_counts_ = np.maximum(1, np.round(noisy_counts)).astype(int)
         upper = np.zeros((p, p))
-        upper[iu] = noisy[n_classes * p:]
-        self.means_ = noisy[:n_classes * p].reshape(n_classes, p) / self.class_counts_[:, None]
+        upper[iu] = noisy[n_classes * p :]
+        self.means_ = noisy[: n_classes * p].reshape(n_classes, p) / self.class_counts_[:, None]
         self.second_moment_ = (upper + np.triu(upper, 1).T) / self.class_counts_.sum()
         self.n_features_in_ = p
         self._n_numeric = n_numeric
@@ -754,8 +799,9 @@ class DPLDAPublisher(PrivateEstimator):
         """Indices of the dummy columns and, per group, its slice in them and its identity matrix."""
         slices = _group_slices(self._n_numeric, _check_group_sizes(self.group_sizes))
         dummies = np.arange(self._n_numeric, p)
-        return dummies, [(slice(sl.start - self._n_numeric, sl.stop - self._n_numeric), np.eye(sl.stop - sl.start))
-                         for sl in slices]
+        return dummies, [
+            (slice(sl.start - self._n_numeric, sl.stop - self._n_numeric), np.eye(sl.stop - sl.start)) for sl in slices
+        ]
 
     def _draw(self, v, R, Q, layout, rng) -> np.ndarray:
         """One greedy record: ``v`` starts at the class proxies and is overwritten feature by feature.
@@ -781,7 +827,7 @@ class DPLDAPublisher(PrivateEstimator):
             tied = np.flatnonzero(cost <= low + 1e-9 * (1 + abs(low)))
             if tied.size > 1:
                 cum = np.cumsum(np.maximum(v[cols][tied], 1e-12))
-                tied = tied[np.searchsorted(cum, rng.random() * cum[-1]):]
+                tied = tied[np.searchsorted(cum, rng.random() * cum[-1]) :]
             v[cols] = eye[tied[0]]
             cross[:, cols] = np.abs(v[cols] - Qd[:, cols]) - np.abs(Qd[:, cols])
         a = np.empty(v.size + 1)
@@ -817,8 +863,11 @@ def attribute_entropy_kl(X, y, X_ref, y_ref, group_sizes=(), *, n_classes: int =
     y, y_ref = _check_labels(y, X.shape[0], n_classes), _check_labels(y_ref, X_ref.shape[0], n_classes)
     sizes = _check_group_sizes(group_sizes)
     entropy, kl = [], []
-    for h, g in zip(_attribute_histograms(X, y, n_numeric, sizes, n_classes, bins),
-                    _attribute_histograms(X_ref, y_ref, n_numeric, sizes, n_classes, bins), strict=True):
+    for h, g in zip(
+        _attribute_histograms(X, y, n_numeric, sizes, n_classes, bins),
+        _attribute_histograms(X_ref, y_ref, n_numeric, sizes, n_classes, bins),
+        strict=True,
+    ):
         P, Q = (h + 0.5) / (h.sum() + 0.5 * h.size), (g + 0.5) / (g.sum() + 0.5 * g.size)
         entropy.append(-np.sum(P * np.log2(P)))
         kl.append(np.sum(P * np.log2(P / Q)))

@@ -82,13 +82,10 @@ class Dataset:
 
     def __post_init__(self):
         if self.X.ndim != 2 or self.X.dtype != np.float64:
-            raise ValueError(
-                f"Dataset.X must be a 2-D float64 array, got {self.X.dtype} with shape {self.X.shape}"
-            )
+            raise ValueError(f"Dataset.X must be a 2-D float64 array, got {self.X.dtype} with shape {self.X.shape}")
         if len(self.feature_names) != self.X.shape[1]:
             raise ValueError(
-                f"Dataset.feature_names has {len(self.feature_names)} names "
-                f"for the {self.X.shape[1]} columns of X"
+                f"Dataset.feature_names has {len(self.feature_names)} names for the {self.X.shape[1]} columns of X"
             )
         if self.y is not None and len(self.y) != len(self.X):
             raise ValueError(f"Dataset.y has {len(self.y)} rows but X has {len(self.X)}")
@@ -134,8 +131,7 @@ def _verified_path(filename: str) -> Path:
     actual = file_sha256(path)
     if actual != entry["sha256"]:
         raise ValueError(
-            f"dataset file {path} is corrupt (SHA-256 {actual}, manifest expects {entry['sha256']}); "
-            f"{_REBUILD_HINT}"
+            f"dataset file {path} is corrupt (SHA-256 {actual}, manifest expects {entry['sha256']}); {_REBUILD_HINT}"
         )
     _verified.add(key)
     return path
@@ -151,11 +147,7 @@ def _subsample(n_rows: int, n_samples, random_state) -> np.ndarray:
     """Sorted row indices: all rows, or ``n_samples`` of them drawn without replacement."""
     if n_samples is None:
         return np.arange(n_rows)
-    if (
-        isinstance(n_samples, bool)
-        or not isinstance(n_samples, numbers.Integral)
-        or not 1 <= n_samples <= n_rows
-    ):
+    if isinstance(n_samples, bool) or not isinstance(n_samples, numbers.Integral) or not 1 <= n_samples <= n_rows:
         raise ValueError(
             f"n_samples must be an integer between 1 and {n_rows} (the rows available), got {n_samples!r}; "
             "pass None to keep every row"
@@ -286,8 +278,7 @@ _DESCRIPTIONS = {
         "Target: class code 0 = ei, 1 = ie, 2 = n (neither)."
     ),
     "digits": (
-        "scikit-learn's bundled UCI optical digits: 1,797 8x8 images, 64 pixel counts in 0..16. "
-        "Target: the digit 0-9."
+        "scikit-learn's bundled UCI optical digits: 1,797 8x8 images, 64 pixel counts in 0..16. Target: the digit 0-9."
     ),
     "breast_cancer": (
         "scikit-learn's bundled Wisconsin Diagnostic Breast Cancer data: 569 rows x 30 features. "
@@ -377,9 +368,7 @@ def load_coil2000(
     -------
     Dataset
     """
-    return _load_stored(
-        "coil2000", split=split, one_hot=one_hot, n_samples=n_samples, random_state=random_state
-    )
+    return _load_stored("coil2000", split=split, one_hot=one_hot, n_samples=n_samples, random_state=random_state)
 
 
 def load_kdd2004_bio(*, n_samples: int | None = None, random_state=None) -> Dataset:
@@ -414,9 +403,7 @@ def load_rf1(
     -------
     Dataset
     """
-    return _load_stored(
-        "rf1", split=split, all_targets=all_targets, n_samples=n_samples, random_state=random_state
-    )
+    return _load_stored("rf1", split=split, all_targets=all_targets, n_samples=n_samples, random_state=random_state)
 
 
 def load_mnist_subset(*, n_samples: int | None = None, random_state=None) -> Dataset:
@@ -563,9 +550,7 @@ def _per_feature(value, name: str, n_features: int) -> np.ndarray:
     if arr.ndim == 0:
         return np.full(n_features, float(arr))
     if arr.shape != (n_features,):
-        raise ValueError(
-            f"{name} must be a scalar or have one entry per feature ({n_features}), got shape {arr.shape}"
-        )
+        raise ValueError(f"{name} must be a scalar or have one entry per feature ({n_features}), got shape {arr.shape}")
     return arr
 
 
@@ -597,16 +582,18 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
     if not low < high:
         raise ValueError(f"the box needs low < high, got low={low}, high={high}")
     if data_min is None or data_max is None:
-        warnings.warn("scale_to_box without data_min/data_max reads the feature ranges from the data, "
-                      "which is not differentially private; pass the dataset's declared domain",
-                      PrivacyLeakWarning, stacklevel=2)
+        warnings.warn(
+            "scale_to_box without data_min/data_max reads the feature ranges from the data, "
+            "which is not differentially private; pass the dataset's declared domain",
+            PrivacyLeakWarning,
+            stacklevel=2,
+        )
     lo = X.min(axis=0) if data_min is None else _per_feature(data_min, "data_min", X.shape[1])
     hi = X.max(axis=0) if data_max is None else _per_feature(data_max, "data_max", X.shape[1])
     bad = np.flatnonzero(lo > hi)
     if bad.size:
         raise ValueError(
-            f"data_min exceeds data_max for feature(s) {bad.tolist()}; "
-            "declare a domain with data_min <= data_max"
+            f"data_min exceeds data_max for feature(s) {bad.tolist()}; declare a domain with data_min <= data_max"
         )
     span = hi - lo
     unit = np.divide(np.clip(X, lo, hi) - lo, span, out=np.full_like(X, 0.5), where=span > 0)
@@ -674,17 +661,13 @@ def train_test_split(
         None when the dataset has no targets.
     """
     if not isinstance(dataset, Dataset):
-        raise ValueError(
-            f"dataset must be a Dataset returned by a dpnb.datasets loader, got {type(dataset).__name__}"
-        )
+        raise ValueError(f"dataset must be a Dataset returned by a dpnb.datasets loader, got {type(dataset).__name__}")
     if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
         raise ValueError(f"test_size must be a fraction strictly between 0 and 1, got {test_size!r}")
     n = len(dataset.X)
     n_test = math.ceil(test_size * n)
     if not 1 <= n_test < n:
-        raise ValueError(
-            f"test_size={test_size} leaves an empty part of the {n} rows; choose a fraction nearer 0.5"
-        )
+        raise ValueError(f"test_size={test_size} leaves an empty part of the {n} rows; choose a fraction nearer 0.5")
     rng = check_random_state(random_state)
     y = dataset.y
     if stratify and y is not None and y.ndim == 1 and np.issubdtype(y.dtype, np.integer):

@@ -65,8 +65,10 @@ def split_budget(epsilon: float, delta: float, fractions: dict) -> dict:
         out[name] = (e, d)
         spent_e, spent_d = spent_e + e, spent_d + d
     last = names[-1]
-    out[last] = (epsilon if math.isinf(epsilon) else epsilon - spent_e,
-                 delta * pairs[last][1] if pairs[last][1] in (0.0, 1.0) else delta - spent_d)
+    out[last] = (
+        epsilon if math.isinf(epsilon) else epsilon - spent_e,
+        delta * pairs[last][1] if pairs[last][1] in (0.0, 1.0) else delta - spent_d,
+    )
     return out
 
 

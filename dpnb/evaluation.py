@@ -104,6 +104,7 @@ def summarize(results: dict, confidence: float = 0.95) -> list[dict]:
     rows = []
     for method, values in results.items():
         est = interval(np.asarray(values, dtype=float).ravel(), confidence)
-        rows.append({"method": method, "mean": est.mean, "low": est.low, "high": est.high, "n": est.n,
-                     "shown": str(est)})
+        rows.append(
+            {"method": method, "mean": est.mean, "low": est.low, "high": est.high, "n": est.n, "shown": str(est)}
+        )
     return rows

@@ -207,7 +207,7 @@ def acg_rejection_sample(A, size: int = 1, *, rule: str = "kgm", random_state=No
         else:
             take = accepted
             proposals += m
-        out[filled:filled + take.size] = y[take]
+        out[filled : filled + take.size] = y[take]
         filled += take.size
         if filled == size:
             return out, proposals
@@ -273,7 +273,8 @@ def opendp_sampler(n_features: int, unit_epsilon, *, random_state=None) -> Calla
     dp.enable_features("contrib", "idealized-numerics")
     with mock.patch.object(eigenvector, "get_np_csprng", lambda: rng):
         measurement = eigenvector.make_private_eigenvector(
-            _sscp_domain(num_features=n_features, norm=1.0, p=2), dp.symmetric_distance(), unit_epsilon)
+            _sscp_domain(num_features=n_features, norm=1.0, p=2), dp.symmetric_distance(), unit_epsilon
+        )
     return lambda C: np.asarray(measurement(np.ascontiguousarray(C, dtype=np.float64)), dtype=float)
 
 
@@ -341,8 +342,9 @@ def log_density(U, C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     return _unnormalised_log_density(U, A, rule) - log_z
 
 
-def privacy_loss(C, C_prime, epsilon, *, sensitivity=1.0, rule: str = "kgm",
-                 n_nodes: int = 200) -> tuple[float, np.ndarray]:
+def privacy_loss(
+    C, C_prime, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: int = 200
+) -> tuple[float, np.ndarray]:
     """Exact ``max_u |log p_C(u) - log p_C'(u)|`` over the quadrature nodes and the eigenvectors of C, C'.
 
     For the output densities of a sampler with ``rule`` (see :func:`log_density`), ``d = 2, 3``.
@@ -365,8 +367,10 @@ def privacy_loss(C, C_prime, epsilon, *, sensitivity=1.0, rule: str = "kgm",
     nodes, _ = sphere_quadrature(C.shape[0], n_nodes)
     axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
     U = np.concatenate([nodes, axes, -axes])
-    diff = np.abs(log_density(U, C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
-                  - log_density(U, C_prime, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes))
+    diff = np.abs(
+        log_density(U, C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+        - log_density(U, C_prime, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+    )
     i = int(np.argmax(diff))
     return float(diff[i]), U[i]
 
@@ -381,8 +385,16 @@ def second_moments(C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     return np.einsum("p,pi,pj->ij", f, nodes, nodes) / f.sum()
 
 
-def acceptance_rate(C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: int = 200,
-                    n_proposals: int | None = None, random_state=None) -> float:
+def acceptance_rate(
+    C,
+    epsilon,
+    *,
+    sensitivity=1.0,
+    rule: str = "kgm",
+    n_nodes: int = 200,
+    n_proposals: int | None = None,
+    random_state=None,
+) -> float:
     """Probability that one ACG proposal is accepted under ``rule``; its inverse is the proposals per draw.
 
     ``E_ACG[a(u)] = E_uniform[|Omega|^{1/2} (u^T Omega u)^{-q/2} a(u)]``, ``a`` the acceptance
@@ -425,8 +437,9 @@ def log_density_query(epsilon, *, d: int = 3, sensitivity=1.0, rule: str = "kgm"
 # --------------------------------------------------------------------------------------
 # The check a maintainer can run on any sampler
 # --------------------------------------------------------------------------------------
-def compare_sampler(sampler: Callable, C, epsilon, n_draws: int, *, sensitivity=1.0, confidence: float = 0.99,
-                    n_nodes: int = 200) -> dict:
+def compare_sampler(
+    sampler: Callable, C, epsilon, n_draws: int, *, sensitivity=1.0, confidence: float = 0.99, n_nodes: int = 200
+) -> dict:
     """Check a top-eigenvector sampler against the intended and the libraries' densities (d = 2, 3).
 
     Calls ``sampler(C)`` until ``n_draws`` unit vectors are collected (a call may return one
@@ -469,9 +482,17 @@ def compare_sampler(sampler: Callable, C, epsilon, n_draws: int, *, sensitivity=
     E = np.linalg.eigh(C)[1][:, ::-1]
     coords = (U @ E) ** 2
     stats = np.array([mean_ci(coords[:, i], 1 - (1 - confidence) / d) for i in range(d)])
-    refs = {rule: np.diag(E.T @ second_moments(C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes) @ E)
-            for rule in RULES}
+    refs = {
+        rule: np.diag(E.T @ second_moments(C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes) @ E)
+        for rule in RULES
+    }
     low, high = stats[:, 1], stats[:, 2]
-    return {"mean": stats[:, 0], "low": low, "high": high, "intended": refs["kgm"], "library": refs["library"],
-            "matches_intended": bool(np.all((low <= refs["kgm"]) & (refs["kgm"] <= high))),
-            "matches_library": bool(np.all((low <= refs["library"]) & (refs["library"] <= high)))}
+    return {
+        "mean": stats[:, 0],
+        "low": low,
+        "high": high,
+        "intended": refs["kgm"],
+        "library": refs["library"],
+        "matches_intended": bool(np.all((low <= refs["kgm"]) & (refs["kgm"] <= high))),
+        "matches_library": bool(np.all((low <= refs["library"]) & (refs["library"] <= high))),
+    }

@@ -21,8 +21,7 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from .linalg import symmetrize_upper
-from .validation import (check_array, check_delta, check_epsilon, check_positive,
-                         check_random_state, check_square)
+from .validation import check_array, check_delta, check_epsilon, check_positive, check_random_state, check_square
 
 CALIBRATIONS = ("analytic", "classic")
 
@@ -145,8 +144,7 @@ def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -
     raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
 
 
-def gaussian_mechanism(value, sensitivity, epsilon, delta, *, calibration: str = "analytic",
-                       random_state=None):
+def gaussian_mechanism(value, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None):
     """Release ``value + N(0, sigma^2)`` i.i.d. per entry, (epsilon, delta)-DP.
 
     ``sensitivity`` is the global L2 sensitivity; sigma comes from :func:`gaussian_sigma`.
@@ -158,8 +156,9 @@ def gaussian_mechanism(value, sensitivity, epsilon, delta, *, calibration: str =
     return float(out) if out.ndim == 0 else out
 
 
-def symmetric_gaussian_mechanism(matrix, sensitivity, epsilon, delta, *, calibration: str = "analytic",
-                                 random_state=None):
+def symmetric_gaussian_mechanism(
+    matrix, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None
+):
     """Gaussian mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
 
     ``sensitivity`` is the L2 sensitivity of the upper triangle (diagonal included).

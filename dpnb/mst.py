@@ -129,8 +129,7 @@ class MST(PrivateEstimator):
             raise ValueError("MST needs at least two columns")
         rho = zcdp_rho(epsilon, delta) / 3
         sigma1 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt(d / (2 * rho))
-        one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + rng.normal(0.0, sigma1, sizes[j])
-                   for j in range(d)}
+        one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + rng.normal(0.0, sigma1, sizes[j]) for j in range(d)}
         eps_select = math.inf if math.isinf(rho) else math.sqrt(8 * rho / (d - 1))
         edges = self._select(X, sizes, one_way, eps_select, rng)
         sigma2 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt((d - 1) / (2 * rho))
@@ -143,10 +142,16 @@ class MST(PrivateEstimator):
         self.n_features_in_, self.n_samples_seen_ = d, n
         self.domain_sizes_ = sizes
         third = epsilon / 3
-        self.budget_ = {"one-way marginals": (third, 0.0), "tree selection": (third, 0.0),
-                        "two-way marginals": (third if math.isinf(epsilon) else epsilon - 2 * third, delta)}
-        self.sensitivity_ = {"one-way marginals": HISTOGRAM_L2, "tree selection": HISTOGRAM_L1,
-                             "two-way marginals": HISTOGRAM_L2}
+        self.budget_ = {
+            "one-way marginals": (third, 0.0),
+            "tree selection": (third, 0.0),
+            "two-way marginals": (third if math.isinf(epsilon) else epsilon - 2 * third, delta),
+        }
+        self.sensitivity_ = {
+            "one-way marginals": HISTOGRAM_L2,
+            "tree selection": HISTOGRAM_L1,
+            "two-way marginals": HISTOGRAM_L2,
+        }
         self.noise_ = {"one-way sigma": sigma1, "selection epsilon per edge": eps_select, "two-way sigma": sigma2}
         self._rng = rng
         return self
@@ -197,11 +202,15 @@ class MST(PrivateEstimator):
         sampled = set()
         for parent, child in self.edges_:
             if parent not in sampled:
-                out[:, parent] = rng.choice(self.domain_sizes_[parent], n_samples,
-                                            p=_normalise(self.marginals_[parent]))
+                out[:, parent] = rng.choice(
+                    self.domain_sizes_[parent], n_samples, p=_normalise(self.marginals_[parent])
+                )
                 sampled.add(parent)
-            table = self.marginals_[(parent, child)] if (parent, child) in self.marginals_ \
+            table = (
+                self.marginals_[(parent, child)]
+                if (parent, child) in self.marginals_
                 else self.marginals_[(child, parent)].T
+            )
             fallback = _normalise(self.marginals_[child])
             for value in range(self.domain_sizes_[parent]):
                 rows = np.flatnonzero(out[:, parent] == value)

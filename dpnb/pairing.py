@@ -43,13 +43,13 @@ def _stable_ids(nb, previous) -> None:
         if "id" in cell:
             reuse.setdefault(cell.source, []).append(cell.id)
     taken = set()
-    for index, cell in enumerate(nb.cells):
+    for cell in nb.cells:
         candidates = [i for i in reuse.get(cell.source, []) if i not in taken]
         if candidates:
             cell.id = candidates[0]
         else:
             digest = hashlib.sha256(f"{cell.cell_type}\x1f{cell.source}".encode()).hexdigest()
-            cell.id = next(digest[s:s + 8] for s in range(0, 56) if digest[s:s + 8] not in taken)
+            cell.id = next(digest[s : s + 8] for s in range(0, 56) if digest[s : s + 8] not in taken)
         taken.add(cell.id)
 
 
@@ -57,8 +57,13 @@ def execute_notebook(nb, cwd, timeout: int = 900):
     """Execute notebook ``nb`` in folder ``cwd`` (in place, quiet kernel); returns it."""
     from nbclient import NotebookClient
 
-    NotebookClient(nb, timeout=timeout, kernel_name="python3", kernel_manager_class=QuietKernelManager,
-                   resources={"metadata": {"path": str(Path(cwd).resolve())}}).execute()
+    NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        kernel_manager_class=QuietKernelManager,
+        resources={"metadata": {"path": str(Path(cwd).resolve())}},
+    ).execute()
     return nb
 
 

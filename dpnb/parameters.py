@@ -39,8 +39,9 @@ def _matches(value, annotation) -> bool:
         return isinstance(value, numbers.Real) and not isinstance(value, bool)
     if isinstance(annotation, type):
         return isinstance(value, annotation)
-    raise TypeError(f"unsupported parameter annotation {annotation!r}; use int, float, str, bool, "
-                    "list[...] or X | None")
+    raise TypeError(
+        f"unsupported parameter annotation {annotation!r}; use int, float, str, bool, list[...] or X | None"
+    )
 
 
 def _describe(annotation) -> str:
@@ -70,13 +71,18 @@ def check_parameters(namespace: dict) -> None:
     if not annotations:
         raise ValueError("the parameters cell declares no annotated parameters; write `name: type = value  # help`")
     unknown = sorted(
-        name for name, value in namespace.items()
-        if not name.startswith("_") and name not in annotations and name not in _IPYTHON_NAMES
-        and not isinstance(value, types.ModuleType) and not callable(value)
+        name
+        for name, value in namespace.items()
+        if not name.startswith("_")
+        and name not in annotations
+        and name not in _IPYTHON_NAMES
+        and not isinstance(value, types.ModuleType)
+        and not callable(value)
     )
     if unknown:
-        raise ValueError(f"unknown parameter(s) {', '.join(unknown)}; this notebook's parameters are: "
-                         f"{', '.join(annotations)}")
+        raise ValueError(
+            f"unknown parameter(s) {', '.join(unknown)}; this notebook's parameters are: {', '.join(annotations)}"
+        )
     for name, annotation in annotations.items():
         if name not in namespace:
             raise ValueError(f"parameter {name} is annotated but has no value; give it a default")

@@ -50,7 +50,6 @@ from .validation import (
     check_integer,
     check_n_components,
     check_positive,
-    check_random_state,
     check_row_norms,
 )
 
@@ -118,16 +117,17 @@ def second_moment_sensitivity(coordinate_bound, n_samples, *, part: str = "upper
     if np.any(c <= 0):
         raise ValueError("coordinate_bound must be > 0 in every coordinate")
     n = check_integer(n_samples, "n_samples")
-    s1, s2 = c.sum(), (c ** 2).sum()
+    s1, s2 = c.sum(), (c**2).sum()
     if part == "upper":
-        return float((s1 ** 2 + s2) / (2 * n))
+        return float((s1**2 + s2) / (2 * n))
     if part == "full":
-        return float(s1 ** 2 / n)
+        return float(s1**2 / n)
     raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
 
 
-def eigenvalue_sensitivity(n_components, n_samples, bounds=(-1.0, 1.0), *, n_features=None,
-                           calibration: str = "corrected") -> float:
+def eigenvalue_sensitivity(
+    n_components, n_samples, bounds=(-1.0, 1.0), *, n_features=None, calibration: str = "corrected"
+) -> float:
     """L1 sensitivity of the top-``K`` eigenvalues of ``(1/(N M)) X^T X`` (Theorem 4).
 
     These are the diagonal of Algorithm 1's PCA-induced covariance after the rescaling of
@@ -154,7 +154,7 @@ def gmm_sensitivities(n_components, bound=1.0) -> dict:
     """
     k = check_integer(n_components, "n_components")
     a = check_positive(bound, "bound")
-    return {"counts": 2.0, "sums": 2.0 * k * a, "second_moments": float(k * (k + 1) * a ** 2)}
+    return {"counts": 2.0, "sums": 2.0 * k * a, "second_moments": float(k * (k + 1) * a**2)}
 
 
 # --------------------------------------------------------------------------------------
@@ -193,7 +193,7 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None) 
 
     Steps: ``C = X^T X / N`` (Eq. 2, data assumed centred about the public origin), symmetric
     Laplace noise with the upper-triangle sensitivity (``M (M + 1) a^2 / (2 N)`` for the cube,
-    :func:`second_moment_sensitivity`), then the top-``K`` *eigen*vectors (the paper says "SVD";
+    :func:`second_moment_sensitivity`), then the top-``K`` eigenvectors, not singular vectors (the paper says "SVD";
     singular vectors of a noisy indefinite matrix can pick a large negative eigenvalue instead).
     epsilon-DP; ``epsilon=inf`` gives the exact PCA. Rows outside the box are rejected.
 
@@ -211,8 +211,9 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None) 
     return top_eigenvectors(noisy, k)[1]
 
 
-def analyze_gauss_pca(X, n_components, epsilon, delta, *, data_norm=1.0, calibration="corrected",
-                      gaussian="analytic", random_state=None) -> np.ndarray:
+def analyze_gauss_pca(
+    X, n_components, epsilon, delta, *, data_norm=1.0, calibration="corrected", gaussian="analytic", random_state=None
+) -> np.ndarray:
     """Analyze-Gauss PCA (Dwork, Talwar, Thakurta, Zhang 2014): symmetric Gaussian noise on ``X^T X``.
 
     Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise). Under replace-one
@@ -230,8 +231,9 @@ def analyze_gauss_pca(X, n_components, epsilon, delta, *, data_norm=1.0, calibra
     X = check_row_norms(check_array(X, name="X"), r)
     k = check_n_components(n_components, X.shape[1])
     factor = np.sqrt(2.0) if _check_calibration(calibration) == "corrected" else 1.0
-    noisy = symmetric_gaussian_mechanism(X.T @ X, factor * r ** 2, epsilon, delta, calibration=gaussian,
-                                         random_state=random_state)
+    noisy = symmetric_gaussian_mechanism(
+        X.T @ X, factor * r**2, epsilon, delta, calibration=gaussian, random_state=random_state
+    )
     return top_eigenvectors(noisy, k)[1]
 
 
@@ -332,9 +334,21 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         The private mixture ("gmm").
     """
 
-    def __init__(self, n_components=2, epsilon=1.0, *, mode="unsupervised", basis=None, bounds=(-1.0, 1.0),
-                 label_bound=1.0, n_classes=None, mean_fraction=None, count_fraction=0.05,
-                 calibration="corrected", random_state=None):
+    def __init__(
+        self,
+        n_components=2,
+        epsilon=1.0,
+        *,
+        mode="unsupervised",
+        basis=None,
+        bounds=(-1.0, 1.0),
+        label_bound=1.0,
+        n_classes=None,
+        mean_fraction=None,
+        count_fraction=0.05,
+        calibration="corrected",
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.mode = mode
@@ -387,8 +401,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         check_integer(self.n_components, "n_components")
         check_positive(self.label_bound, "label_bound")
         if self.mode in ("supervised", "gmm") and self.basis is None:
-            raise ValueError(f"mode={self.mode!r} needs an independently derived basis (Proposition 4): pass "
-                             "basis=lap_pca(...), analyze_gauss_pca(...), public_pca(...) or a projection")
+            raise ValueError(
+                f"mode={self.mode!r} needs an independently derived basis (Proposition 4): pass "
+                "basis=lap_pca(...), analyze_gauss_pca(...), public_pca(...) or a projection"
+            )
         if self.mode == "gmm":
             if self.n_classes is None:
                 raise ValueError("mode='gmm' needs n_classes, the public number of classes")
@@ -405,8 +421,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if self.mode == "gmm" and (mean == 0 or (counted and count == 0)):
             raise ValueError("mode='gmm' releases class sums and counts: mean_fraction and count_fraction must be > 0")
         if self.mode == "unsupervised" and self.basis is None and mean > 0:
-            raise ValueError("Algorithm 1 with a data-derived basis releases no mean: set mean_fraction=0 "
-                             "or pass an independent basis")
+            raise ValueError(
+                "Algorithm 1 with a data-derived basis releases no mean: set mean_fraction=0 "
+                "or pass an independent basis"
+            )
         return {"mean": mean, "count": count}
 
     def _reduce(self, X):
@@ -427,17 +445,21 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
         self.budget_ = split_budget(epsilon, 0.0, fractions)
         if self.calibration == "paper" and self.mode == "supervised":
-            sens_cov = (k ** 2 + 4 * k + 1) * self._bound ** 2 / n  # Theorem 5 (reconstructed), b = a
+            sens_cov = (k**2 + 4 * k + 1) * self._bound**2 / n  # Theorem 5 (reconstructed), b = a
         else:
             sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
-        second = symmetric_laplace_mechanism(Z.T @ Z / n, sens_cov, self.budget_["second_moment"][0],
-                                             random_state=self._rng)
+        second = symmetric_laplace_mechanism(
+            Z.T @ Z / n, sens_cov, self.budget_["second_moment"][0], random_state=self._rng
+        )
         self.sensitivity_ = {"second_moment": sens_cov}
         mean = np.zeros(Z.shape[1])
         if mean_fraction:
             sens_mean = 2.0 * bounds.sum() / n
-            mean = np.clip(laplace_mechanism(Z.mean(axis=0), sens_mean, self.budget_["mean"][0],
-                                             random_state=self._rng), -bounds, bounds)
+            mean = np.clip(
+                laplace_mechanism(Z.mean(axis=0), sens_mean, self.budget_["mean"][0], random_state=self._rng),
+                -bounds,
+                bounds,
+            )
             self.sensitivity_["mean"] = sens_mean
         self.mean_ = mean
         self.covariance_ = project_psd(second - np.outer(mean, mean))
@@ -445,40 +467,70 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     def _fit_gmm(self, Z, y, epsilon, fractions):
         k, c = Z.shape[1], self.n_classes
         sens = gmm_sensitivities(k, self._bound)
-        self.budget_ = split_budget(epsilon, 0.0, {"counts": fractions["count"], "sums": fractions["mean"],
-                                                   "second_moments": 1.0 - fractions["count"] - fractions["mean"]})
+        self.budget_ = split_budget(
+            epsilon,
+            0.0,
+            {
+                "counts": fractions["count"],
+                "sums": fractions["mean"],
+                "second_moments": 1.0 - fractions["count"] - fractions["mean"],
+            },
+        )
         onehot = np.eye(c)[y]
-        counts = laplace_mechanism(onehot.sum(axis=0), sens["counts"], self.budget_["counts"][0],
-                                   random_state=self._rng)
+        counts = laplace_mechanism(
+            onehot.sum(axis=0), sens["counts"], self.budget_["counts"][0], random_state=self._rng
+        )
         sums = laplace_mechanism(onehot.T @ Z, sens["sums"], self.budget_["sums"][0], random_state=self._rng)
-        second = [symmetric_laplace_mechanism(Z[y == j].T @ Z[y == j], sens["second_moments"],
-                                              self.budget_["second_moments"][0], random_state=self._rng)
-                  for j in range(c)]
+        second = [
+            symmetric_laplace_mechanism(
+                Z[y == j].T @ Z[y == j],
+                sens["second_moments"],
+                self.budget_["second_moments"][0],
+                random_state=self._rng,
+            )
+            for j in range(c)
+        ]
         self.sensitivity_ = sens
         sizes = np.maximum(counts, 1.0)
         self.class_means_ = np.clip(sums / sizes[:, None], -self._bound, self._bound)
-        self.class_covariances_ = np.stack([project_psd(second[j] / sizes[j] - np.outer(mu, mu))
-                                            for j, mu in enumerate(self.class_means_)])
+        self.class_covariances_ = np.stack(
+            [project_psd(second[j] / sizes[j] - np.outer(mu, mu)) for j, mu in enumerate(self.class_means_)]
+        )
         weights = np.maximum(counts, 0.0)
         self.class_weights_ = weights / weights.sum() if weights.sum() > 0 else np.full(c, 1.0 / c)
 
     def _fit_gmm_paper(self, Z, y, epsilon, mean_fraction):
         """Theorem 6 as stated (reconstructed): per class, noise scaled by the private ``N_c``. Not DP."""
         k, c, a = Z.shape[1], self.n_classes, self._bound
-        self.budget_ = split_budget(epsilon, 0.0, {"class_means": mean_fraction,
-                                                   "class_covariances": 1.0 - mean_fraction})
+        self.budget_ = split_budget(
+            epsilon, 0.0, {"class_means": mean_fraction, "class_covariances": 1.0 - mean_fraction}
+        )
         sizes = np.bincount(y, minlength=c).astype(float)
-        self.sensitivity_ = {"class_means": 2 * k * a / sizes, "class_covariances": k ** 2 * a ** 2 / sizes}
+        self.sensitivity_ = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
         means, covariances = [], []
         for j in range(c):
             Zj = Z[y == j]
             mu = Zj.mean(axis=0)
-            means.append(np.clip(laplace_mechanism(mu, self.sensitivity_["class_means"][j],
-                                                   self.budget_["class_means"][0], random_state=self._rng), -a, a))
+            means.append(
+                np.clip(
+                    laplace_mechanism(
+                        mu, self.sensitivity_["class_means"][j], self.budget_["class_means"][0], random_state=self._rng
+                    ),
+                    -a,
+                    a,
+                )
+            )
             cov = (Zj - mu).T @ (Zj - mu) / len(Zj)
-            covariances.append(project_psd(symmetric_laplace_mechanism(
-                cov, self.sensitivity_["class_covariances"][j], self.budget_["class_covariances"][0],
-                random_state=self._rng)))
+            covariances.append(
+                project_psd(
+                    symmetric_laplace_mechanism(
+                        cov,
+                        self.sensitivity_["class_covariances"][j],
+                        self.budget_["class_covariances"][0],
+                        random_state=self._rng,
+                    )
+                )
+            )
         self.class_means_, self.class_covariances_ = np.array(means), np.stack(covariances)
         self.class_weights_ = sizes / sizes.sum()
 
@@ -487,8 +539,9 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         """Features of ``X`` in the release's coordinates (``X W / s``, Lemma 1); needs a public basis."""
         check_is_fitted(self, "budget_")
         if self.basis is None:
-            raise ValueError("Algorithm 1 with a data-derived basis keeps the basis private; "
-                             "transform needs an independent basis")
+            raise ValueError(
+                "Algorithm 1 with a data-derived basis keeps the basis private; transform needs an independent basis"
+            )
         X = check_array(X, name="X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
@@ -503,8 +556,12 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if self.mode == "gmm":
             sizes = rng.multinomial(n, self.class_weights_)
             y = np.repeat(np.arange(self.n_classes), sizes)
-            Z = np.concatenate([gaussian_draws(self.class_means_[j], self.class_covariances_[j], s, random_state=rng)
-                                for j, s in enumerate(sizes)])
+            Z = np.concatenate(
+                [
+                    gaussian_draws(self.class_means_[j], self.class_covariances_[j], s, random_state=rng)
+                    for j, s in enumerate(sizes)
+                ]
+            )
             order = rng.permutation(n)
             return Z[order], y[order]
         draws = gaussian_draws(self.mean_, self.covariance_, n, random_state=rng)

@@ -40,11 +40,17 @@ def configurations() -> dict[str, dict[str, str]]:
     only the thread count and SIMD settings differ.
     """
     return {
-        "sandybridge-1thread": {"OPENBLAS_CORETYPE": "Sandybridge", "OPENBLAS_NUM_THREADS": "1",
-                                "OMP_NUM_THREADS": "1"},
-        "prescott-2threads-nosimd": {"OPENBLAS_CORETYPE": "Prescott", "OPENBLAS_NUM_THREADS": "2",
-                                     "OMP_NUM_THREADS": "2",
-                                     "NPY_DISABLE_CPU_FEATURES": _dispatched_simd_features()},
+        "sandybridge-1thread": {
+            "OPENBLAS_CORETYPE": "Sandybridge",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
+        },
+        "prescott-2threads-nosimd": {
+            "OPENBLAS_CORETYPE": "Prescott",
+            "OPENBLAS_NUM_THREADS": "2",
+            "OMP_NUM_THREADS": "2",
+            "NPY_DISABLE_CPU_FEATURES": _dispatched_simd_features(),
+        },
     }
 
 
@@ -128,8 +134,9 @@ def main(argv=None) -> int:
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", help="committed notebooks/<stem>.ipynb files")
-    parser.add_argument("--config", action="append", choices=list(configurations()),
-                        help="configuration(s) to run (default: all)")
+    parser.add_argument(
+        "--config", action="append", choices=list(configurations()), help="configuration(s) to run (default: all)"
+    )
     args = parser.parse_args(argv)
     failed = False
     for path in map(Path, args.notebooks):
@@ -139,7 +146,8 @@ def main(argv=None) -> int:
                 executed = execute_notebook(nbformat.read(path, as_version=4), path.parent)
             problems = output_differences(committed, executed)
             failed |= bool(problems)
-            print(f"{path.stem} [{name}]: {'identical text outputs' if not problems else f'{len(problems)} cell(s) differ'}")
+            verdict = f"{len(problems)} cell(s) differ" if problems else "identical text outputs"
+            print(f"{path.stem} [{name}]: {verdict}")
             for p in problems:
                 print(f"  {p}")
     return 1 if failed else 0

@@ -127,8 +127,9 @@ def second_moment_sensitivity(n_samples: int, data_norm: float = 1.0, *, part: s
     return float(np.sqrt(2.0) * check_positive(data_norm, "data_norm") ** 2 / n)
 
 
-def mod_sulq_sigma(n_features: int, n_samples: int, epsilon, delta, calibration: str = "corrected",
-                   gaussian: str = "analytic") -> float:
+def mod_sulq_sigma(
+    n_features: int, n_samples: int, epsilon, delta, calibration: str = "corrected", gaussian: str = "analytic"
+) -> float:
     """Noise standard deviation of MOD-SULQ on the scale ``||x|| <= 1``.
 
     ``calibration="paper"``: :func:`mod_sulq_beta`; ``"corrected"``: the Gaussian mechanism for
@@ -148,8 +149,18 @@ def mod_sulq_sigma(n_features: int, n_samples: int, epsilon, delta, calibration:
     return gaussian_sigma(second_moment_sensitivity(n_samples), epsilon, delta, gaussian)
 
 
-def mod_sulq(X, n_components: int, epsilon, delta, *, calibration: str = "corrected", gaussian: str = "analytic",
-             data_norm: float = 1.0, n_draws: int = 1, random_state=None) -> np.ndarray:
+def mod_sulq(
+    X,
+    n_components: int,
+    epsilon,
+    delta,
+    *,
+    calibration: str = "corrected",
+    gaussian: str = "analytic",
+    data_norm: float = 1.0,
+    n_draws: int = 1,
+    random_state=None,
+) -> np.ndarray:
     """MOD-SULQ (Algorithm 1): ``n_draws`` independent releases, shape ``(n_draws, d, n_components)``.
 
     Each draw is one (epsilon, delta)-DP release (Theorem 1 for ``calibration="paper"``);
@@ -167,8 +178,18 @@ def mod_sulq(X, n_components: int, epsilon, delta, *, calibration: str = "correc
 # --------------------------------------------------------------------------------------
 # PPCA (Algorithm 2)
 # --------------------------------------------------------------------------------------
-def ppca(X, n_components: int, epsilon, *, data_norm: float = 1.0, n_draws: int = 1, n_iter: int = 100,
-         sampler: str = "gibbs", return_trace: bool = False, random_state=None):
+def ppca(
+    X,
+    n_components: int,
+    epsilon,
+    *,
+    data_norm: float = 1.0,
+    n_draws: int = 1,
+    n_iter: int = 100,
+    sampler: str = "gibbs",
+    return_trace: bool = False,
+    random_state=None,
+):
     """PPCA (Algorithm 2): ``n_draws`` independent draws, shape ``(n_draws, d, n_components)``.
 
     ``sampler="gibbs"``: the last state of an ``n_iter``-scan Gibbs chain (Hoff 2009) started
@@ -199,8 +220,9 @@ def ppca(X, n_components: int, epsilon, *, data_norm: float = 1.0, n_draws: int 
     scale = n * epsilon / 2
     if sampler == "exact":
         return vector_bingham_exact(scale * A, n_draws, random_state=random_state)[:, :, None]
-    out = bingham_gibbs(scale * A, k, n_chains=n_draws, n_iter=n_iter, return_trace=return_trace,
-                        random_state=random_state)
+    out = bingham_gibbs(
+        scale * A, k, n_chains=n_draws, n_iter=n_iter, return_trace=return_trace, random_state=random_state
+    )
     if return_trace:
         return out[0], out[1] / scale
     return out
@@ -345,8 +367,17 @@ class ModSULQ(_PrivateSubspace):
     n_features_in_ : int
     """
 
-    def __init__(self, n_components: int, epsilon: float, delta: float, *, calibration: str = "corrected",
-                 gaussian: str = "analytic", data_norm: float = 1.0, random_state=None):
+    def __init__(
+        self,
+        n_components: int,
+        epsilon: float,
+        delta: float,
+        *,
+        calibration: str = "corrected",
+        gaussian: str = "analytic",
+        data_norm: float = 1.0,
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
@@ -358,8 +389,16 @@ class ModSULQ(_PrivateSubspace):
     def fit(self, X, y=None) -> ModSULQ:
         """Release a private basis of ``X`` (``y`` is ignored)."""
         epsilon, delta = self._check_privacy()
-        V = mod_sulq(X, self.n_components, epsilon, delta, calibration=self.calibration, gaussian=self.gaussian,
-                     data_norm=self.data_norm, random_state=self._make_rng())
+        V = mod_sulq(
+            X,
+            self.n_components,
+            epsilon,
+            delta,
+            calibration=self.calibration,
+            gaussian=self.gaussian,
+            data_norm=self.data_norm,
+            random_state=self._make_rng(),
+        )
         n, d = np.shape(X)
         self.sigma_ = mod_sulq_sigma(d, n, epsilon, delta, self.calibration, self.gaussian)
         self.components_ = V[0].T
@@ -397,8 +436,16 @@ class PPCA(_PrivateSubspace):
     n_features_in_ : int
     """
 
-    def __init__(self, n_components: int, epsilon: float, *, n_iter: int = 100, sampler: str = "gibbs",
-                 data_norm: float = 1.0, random_state=None):
+    def __init__(
+        self,
+        n_components: int,
+        epsilon: float,
+        *,
+        n_iter: int = 100,
+        sampler: str = "gibbs",
+        data_norm: float = 1.0,
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.n_iter = n_iter
@@ -409,8 +456,15 @@ class PPCA(_PrivateSubspace):
     def fit(self, X, y=None) -> PPCA:
         """Release a private basis of ``X`` (``y`` is ignored)."""
         epsilon, _ = self._check_privacy(needs_delta=False)
-        V = ppca(X, self.n_components, epsilon, data_norm=self.data_norm, n_iter=self.n_iter, sampler=self.sampler,
-                 random_state=self._make_rng())
+        V = ppca(
+            X,
+            self.n_components,
+            epsilon,
+            data_norm=self.data_norm,
+            n_iter=self.n_iter,
+            sampler=self.sampler,
+            random_state=self._make_rng(),
+        )
         self.components_ = V[0].T
         self.budget_ = {"subspace": (epsilon, 0.0)}
         self.sensitivity_ = {"subspace": 1.0}

@@ -77,5 +77,13 @@ def use_style(figsize=(6.4, 3.4)) -> None:
     if len(figsize) != 2 or not all(isinstance(v, (int, float)) and v > 0 for v in figsize):
         raise ValueError(f"figsize must be (width, height) in inches, got {figsize!r}")
     sns.set_theme(context="notebook", style="whitegrid", font_scale=0.85)
-    plt.rcParams.update({"figure.dpi": 100, "savefig.dpi": 100, "figure.figsize": tuple(figsize),
-                         "legend.fontsize": 8, "legend.framealpha": 0.9, "axes.titlesize": 10})
+    plt.rcParams.update(
+        {
+            "figure.dpi": 100,
+            "savefig.dpi": 100,
+            "figure.figsize": tuple(figsize),
+            "legend.fontsize": 8,
+            "legend.framealpha": 0.9,
+            "axes.titlesize": 10,
+        }
+    )

@@ -20,10 +20,10 @@ neighbours, so every privacy argument only uses ``||x_i||_2 <= 1``. Labels (``mo
 "supervised"``) are clipped to the public range ``[-label_bound, label_bound]``. In ``mode="gmm"``
 the class sizes ``n_c`` are treated as public (paper Section 4.2.3.3): the guarantee covers
 neighbours that keep each record's label; a change of label is not protected at all, since
-``n_c`` are used exactly (see :attr:`RONGauss.class_counts_`).
+``n_c`` are used exactly (see ``RONGauss.class_counts_``).
 
 Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
----------------------------------------------------------------------------
+----------------------------------------------------------------------------
 * Lemma 4 (``2 sqrt(p) / n``) uses ``||A||_1 <= sqrt(p) ||A||_F`` for a ``p x p`` matrix, which
   only holds with ``p`` in place of ``sqrt(p)``. The module adds noise on the upper triangle
   (mirrored) with the upper-triangle L1 bound ``sqrt(p (p + 3) / 2) / n``
@@ -105,8 +105,9 @@ def mean_sensitivity(n_features, n_samples) -> float:
     return 2.0 * np.sqrt(check_positive(n_features, "n_features")) / check_positive(n_samples, "n_samples")
 
 
-def covariance_sensitivity(n_components, n_samples, label_bound=None, *, part="upper",
-                           calibration="corrected") -> float:
+def covariance_sensitivity(
+    n_components, n_samples, label_bound=None, *, part="upper", calibration="corrected"
+) -> float:
     """L1 sensitivity of the second-moment matrix ``(1/n) sum z_i z_i^T`` (Eq. 2, or Eq. 3 with a label).
 
     Rows are ``z_i = x_i`` (``label_bound`` None) or ``z_i = (x_i, y_i)`` with ``||x_i||_2 <= 1``
@@ -162,7 +163,7 @@ def covariance_extremal_pair(n_components) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError(f"n_components must be even (orthogonal sign vectors need it), got {p}")
     a = np.ones(p) / np.sqrt(p)
     b = a.copy()
-    b[p // 2:] *= -1
+    b[p // 2 :] *= -1
     c, s = np.cos(np.pi / 8), np.sin(np.pi / 8)
     return c * a + s * b, -s * a + c * b
 
@@ -310,8 +311,19 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     n_features_in_ : int
     """
 
-    def __init__(self, n_components=2, epsilon=1.0, *, mode="unsupervised", mean_fraction=0.3,
-                 label_bound=None, reconstruct=False, add_mean=False, projection="haar", random_state=None):
+    def __init__(
+        self,
+        n_components=2,
+        epsilon=1.0,
+        *,
+        mode="unsupervised",
+        mean_fraction=0.3,
+        label_bound=None,
+        reconstruct=False,
+        add_mean=False,
+        projection="haar",
+        random_state=None,
+    ):
         self.n_components = n_components
         self.epsilon = epsilon
         self.mode = mode
@@ -417,14 +429,16 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         weights[np.arange(X.shape[0]), codes] = inv_norms
         sums = weights.T @ X
         mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in self.class_counts_])
-        self.class_means_ = np.array([self._dp_mean(sums[j] / self.class_counts_[j], mean_sens[j], rng)
-                                      for j in range(n_classes)])
+        self.class_means_ = np.array(
+            [self._dp_mean(sums[j] / self.class_counts_[j], mean_sens[j], rng) for j in range(n_classes)]
+        )
         XA = X @ np.column_stack([self.components_.T, self.class_means_.T])
         covs, cov_sens = [], []
         for j in range(n_classes):
             rows = codes == j
-            Z = _preprocess_project(XA[rows, :p], XA[rows, p + j], sq[rows], inv_norms[rows], self.class_means_[j],
-                                    self.components_)
+            Z = _preprocess_project(
+                XA[rows, :p], XA[rows, p + j], sq[rows], inv_norms[rows], self.class_means_[j], self.components_
+            )
             cov, s_cov = self._dp_second_moment(Z, None, rng)
             covs.append(cov)
             cov_sens.append(s_cov)
@@ -460,8 +474,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             Z = gaussian_draws(np.zeros(p + 1), self.covariance_, n_samples, random_state=rng)
             return self._output_space(Z[:, :p]), Z[:, p]
         sizes = rng.multinomial(n_samples, self.class_counts_ / self.class_counts_.sum())
-        parts = [gaussian_draws(self.components_ @ mu, cov, k, random_state=rng)
-                 for mu, cov, k in zip(self.class_means_, self.class_covariances_, sizes)]
+        parts = [
+            gaussian_draws(self.components_ @ mu, cov, k, random_state=rng)
+            for mu, cov, k in zip(self.class_means_, self.class_covariances_, sizes)
+        ]
         order = rng.permutation(n_samples)
         X_syn = np.concatenate(parts)[order]
         y_syn = np.repeat(self.classes_, sizes)[order]

@@ -78,8 +78,9 @@ def check_parameter_names(notebook: Path, names) -> None:
     declared = papermill.inspect_notebook(str(notebook))
     unknown = sorted(set(names) - set(declared))
     if unknown:
-        raise UsageError(f"{notebook.stem} has no parameter(s) {', '.join(unknown)}; "
-                         f"its parameters are: {', '.join(declared)}")
+        raise UsageError(
+            f"{notebook.stem} has no parameter(s) {', '.join(unknown)}; its parameters are: {', '.join(declared)}"
+        )
 
 
 def execute(notebook: Path, output: Path, parameters: dict) -> Path:
@@ -91,17 +92,26 @@ def execute(notebook: Path, output: Path, parameters: dict) -> Path:
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     params = {**parameters, "output_dir": str(out_dir.resolve())}
-    papermill.execute_notebook(str(notebook), str(output / notebook.name), parameters=params,
-                               cwd=str(notebook.parent), progress_bar=False, log_output=False,
-                               kernel_name="python3", kernel_manager_class=QuietKernelManager)
+    papermill.execute_notebook(
+        str(notebook),
+        str(output / notebook.name),
+        parameters=params,
+        cwd=str(notebook.parent),
+        progress_bar=False,
+        log_output=False,
+        kernel_name="python3",
+        kernel_manager_class=QuietKernelManager,
+    )
     return out_dir / "claims.json"
 
 
 def summarize(claims: list[dict]) -> str:
     """A Markdown table with one row per notebook: how many claims per verdict."""
     stems = list(dict.fromkeys(c["notebook"] for c in claims))
-    rows = [{"notebook": s, **{v: sum(c["notebook"] == s and c["verdict"] == v for c in claims)
-                               for v in VERDICTS}} for s in stems]
+    rows = [
+        {"notebook": s, **{v: sum(c["notebook"] == s and c["verdict"] == v for c in claims) for v in VERDICTS}}
+        for s in stems
+    ]
     rows.append({"notebook": "total", **{v: sum(c["verdict"] == v for c in claims) for v in VERDICTS}})
     return markdown_table(rows, columns=["notebook", *VERDICTS])
 
@@ -119,8 +129,9 @@ def plan(notebooks: list[Path], profile: str, overrides: dict, notebooks_dir) ->
     """
     stems = [nb.stem for nb in notebook_paths(notebooks_dir)]
     if profile not in available_profiles(stems, notebooks_dir):
-        raise UsageError(f"unknown profile {profile!r}; profiles: "
-                         f"{', '.join(available_profiles(stems, notebooks_dir))}")
+        raise UsageError(
+            f"unknown profile {profile!r}; profiles: {', '.join(available_profiles(stems, notebooks_dir))}"
+        )
     parameters, defaults = {}, []
     for nb in notebooks:
         params = profile_parameters(nb.stem, profile, notebooks_dir)
@@ -139,8 +150,14 @@ def main(argv=None) -> int:
     parser.add_argument("--profile", default="fast", help="fast (notebook defaults) or a profile name, e.g. paper")
     parser.add_argument("--output", default="results", help="folder for executed notebooks and claims")
     parser.add_argument("--only", nargs="*", default=None, help="notebook stems to run (default: all)")
-    parser.add_argument("-p", "--parameter", nargs=2, action="append", metavar=("NAME", "VALUE"),
-                        help="override one parameter in every selected notebook (value parsed as YAML)")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        nargs=2,
+        action="append",
+        metavar=("NAME", "VALUE"),
+        help="override one parameter in every selected notebook (value parsed as YAML)",
+    )
     parser.add_argument("--notebooks", default=str(NOTEBOOKS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
 

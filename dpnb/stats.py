@@ -62,8 +62,9 @@ def clopper_pearson(successes: int, trials: int, confidence: float = 0.95) -> tu
     return low, high
 
 
-def bootstrap_ci(samples, statistic=np.mean, confidence: float = 0.95, n_resamples: int = 2000,
-                 random_state=None) -> tuple[float, float, float]:
+def bootstrap_ci(
+    samples, statistic=np.mean, confidence: float = 0.95, n_resamples: int = 2000, random_state=None
+) -> tuple[float, float, float]:
     """Percentile bootstrap interval of ``statistic`` over the first axis of ``samples``.
 
     Returns ``(estimate, low, high)``.

@@ -26,7 +26,7 @@ def _key_words(key) -> list[int]:
             raise TypeError(f"key parts must be strings or ints, got {type(part).__name__}")
         text.append(f"{type(part).__name__}:{part}")
     digest = hashlib.sha256("\x1f".join(text).encode()).digest()
-    return [int.from_bytes(digest[i:i + 4], "little") for i in range(0, 16, 4)]
+    return [int.from_bytes(digest[i : i + 4], "little") for i in range(0, 16, 4)]
 
 
 def stream(seed, key) -> np.random.Generator:

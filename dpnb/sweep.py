@@ -126,8 +126,9 @@ TABLE = "results.parquet"
 LOG = "task.log"
 RESULT = "result.json"
 # Columns the sweep itself writes; no parameter or metric may take these names.
-RESERVED = frozenset({"task", "seed", "status", "error", "git_revision", "seconds", "key", "log",
-                      *(f"version.{p}" for p in VERSIONED)})
+RESERVED = frozenset(
+    {"task", "seed", "status", "error", "git_revision", "seconds", "key", "log", *(f"version.{p}" for p in VERSIONED)}
+)
 
 _REGISTRY: dict[str, Callable] = {}
 
@@ -209,8 +210,10 @@ class FunctionTask:
             return
         unknown = sorted(set(names) - set(parameters))
         if unknown:
-            raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for {self.name}; it takes: "
-                             f"{', '.join(p for p in parameters if p != 'seed')}")
+            raise ValueError(
+                f"unknown parameter(s) {', '.join(unknown)} for {self.name}; it takes: "
+                f"{', '.join(p for p in parameters if p != 'seed')}"
+            )
 
     def run(self, params: dict, seed: int, folder: Path, log) -> dict:
         """Call the function; its return value must be a dict of scalars."""
@@ -247,8 +250,9 @@ class NotebookTask:
             raise ValueError("output_dir is set by the sweep (each grid point's folder); remove it from the grid")
         unknown = sorted(set(names) - set(declared))
         if unknown:
-            raise ValueError(f"unknown parameter(s) {', '.join(unknown)} for {self.name}; its parameters are: "
-                             f"{', '.join(declared)}")
+            raise ValueError(
+                f"unknown parameter(s) {', '.join(unknown)} for {self.name}; its parameters are: {', '.join(declared)}"
+            )
 
     def run(self, params: dict, seed: int, folder: Path, log) -> dict:
         """Execute the notebook into ``folder``; metrics from its ``claims.json`` and ``metrics.json``."""
@@ -259,10 +263,16 @@ class NotebookTask:
 
         try:
             papermill.execute_notebook(
-                str(self.path), str(folder / "notebook.ipynb"),
-                parameters={**params, "seed": seed, "output_dir": str(folder)}, cwd=str(self.path.parent),
-                kernel_name="python3", kernel_manager_class=QuietKernelManager, progress_bar=False,
-                stdout_file=log, stderr_file=log)
+                str(self.path),
+                str(folder / "notebook.ipynb"),
+                parameters={**params, "seed": seed, "output_dir": str(folder)},
+                cwd=str(self.path.parent),
+                kernel_name="python3",
+                kernel_manager_class=QuietKernelManager,
+                progress_bar=False,
+                stdout_file=log,
+                stderr_file=log,
+            )
         except papermill.PapermillExecutionError as exc:
             raise NotebookError(f"{exc.ename}: {exc.evalue}") from exc
         metrics = {}
@@ -312,8 +322,10 @@ def resolve_task(task):
         raise ValueError(f"cannot import {module} for task {task}: {exc}") from None
     if task not in _REGISTRY:
         known = [label for label in _REGISTRY if label.startswith(f"{module}:")]
-        raise ValueError(f"{task} is not a registered sweep function (decorate it with @dpnb.sweep.register); "
-                         f"registered in {module}: {', '.join(known) or 'none'}")
+        raise ValueError(
+            f"{task} is not a registered sweep function (decorate it with @dpnb.sweep.register); "
+            f"registered in {module}: {', '.join(known) or 'none'}"
+        )
     return FunctionTask(_REGISTRY[task], str(task))
 
 
@@ -520,9 +532,11 @@ def _versions() -> dict:
 
 def _git_revision() -> str | None:
     """The commit of the checkout this package runs from, ``+dirty`` if tracked files changed; None outside git."""
+
     def git(*args):
-        return subprocess.run(["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30,
-                              check=True).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30, check=True
+        ).stdout.strip()
 
     try:
         revision = git("rev-parse", "HEAD")
@@ -612,8 +626,16 @@ def _client(scheduler, n_workers: int, processes: bool):
         with Client(scheduler) as client:
             yield client
     else:
-        with LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=processes, dashboard_address=":0",
-                          silence_logs=logging.ERROR) as cluster, Client(cluster) as client:
+        with (
+            LocalCluster(
+                n_workers=n_workers,
+                threads_per_worker=1,
+                processes=processes,
+                dashboard_address=":0",
+                silence_logs=logging.ERROR,
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             yield client
 
 
@@ -627,23 +649,43 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
     from tqdm import tqdm
 
     records = []
-    with _client(scheduler, n_workers, processes) as client, \
-            tqdm(total=done + len(todo), initial=done, desc=f"sweep {task.name}", unit="point",
-                 disable=not progress, file=sys.stdout) as bar:
-        futures = {client.submit(run_point, task, params, seed, key, str(folder), pure=False):
-                   (key, params, seed, folder) for key, params, seed, folder in todo}
+    with (
+        _client(scheduler, n_workers, processes) as client,
+        tqdm(
+            total=done + len(todo),
+            initial=done,
+            desc=f"sweep {task.name}",
+            unit="point",
+            disable=not progress,
+            file=sys.stdout,
+        ) as bar,
+    ):
+        futures = {
+            client.submit(run_point, task, params, seed, key, str(folder), pure=False): (key, params, seed, folder)
+            for key, params, seed, folder in todo
+        }
         for future in as_completed(futures):
             key, params, seed, folder = futures[future]
             if future.status == "finished":
                 record = future.result()
             else:  # the worker died or the task could not be shipped: record it here
                 exc = future.exception()
-                record = {"key": key, "task": task.name, "params": params, "seed": seed, "status": "error",
-                          "error": _one_line(exc), "metrics": {}, "versions": {}, "git_revision": None,
-                          "seconds": None}
+                record = {
+                    "key": key,
+                    "task": task.name,
+                    "params": params,
+                    "seed": seed,
+                    "status": "error",
+                    "error": _one_line(exc),
+                    "metrics": {},
+                    "versions": {},
+                    "git_revision": None,
+                    "seconds": None,
+                }
                 folder.mkdir(parents=True, exist_ok=True)
-                (folder / LOG).write_text(f"{_header(task, params, seed)}\n"
-                                          f"the point did not run on a worker: {type(exc).__name__}: {exc}\n")
+                (folder / LOG).write_text(
+                    f"{_header(task, params, seed)}\nthe point did not run on a worker: {type(exc).__name__}: {exc}\n"
+                )
                 _write_json(folder / RESULT, record)
             if record["status"] != "ok" and progress:
                 bar.write(f"failed: {_describe(params, seed)}: {record['error']} (log: {folder / LOG})")
@@ -659,14 +701,35 @@ def _table(records: list[dict], output: Path):
     rows, metrics = [], {}
     for r in records:
         metrics.update(dict.fromkeys(r["metrics"]))
-        rows.append({"task": r["task"], **r["params"], "seed": r["seed"], "status": r["status"],
-                     "error": r["error"], **r["metrics"],
-                     **{f"version.{p}": r["versions"].get(p) for p in VERSIONED},
-                     "git_revision": r["git_revision"], "seconds": r["seconds"], "key": r["key"],
-                     "log": str(Path("points") / r["key"] / LOG)})
+        rows.append(
+            {
+                "task": r["task"],
+                **r["params"],
+                "seed": r["seed"],
+                "status": r["status"],
+                "error": r["error"],
+                **r["metrics"],
+                **{f"version.{p}": r["versions"].get(p) for p in VERSIONED},
+                "git_revision": r["git_revision"],
+                "seconds": r["seconds"],
+                "key": r["key"],
+                "log": str(Path("points") / r["key"] / LOG),
+            }
+        )
     params = list(dict.fromkeys(k for r in records for k in r["params"]))
-    columns = ["task", *params, "seed", "status", "error", *metrics, *(f"version.{p}" for p in VERSIONED),
-               "git_revision", "seconds", "key", "log"]
+    columns = [
+        "task",
+        *params,
+        "seed",
+        "status",
+        "error",
+        *metrics,
+        *(f"version.{p}" for p in VERSIONED),
+        "git_revision",
+        "seconds",
+        "key",
+        "log",
+    ]
     table = pd.DataFrame(rows, columns=columns)
     for column in table.columns:
         values = table[column]
@@ -677,8 +740,9 @@ def _table(records: list[dict], output: Path):
     return pd.read_parquet(output / TABLE, engine="pyarrow")
 
 
-def run_sweep(task, grid, seeds, output, *, scheduler=None, n_workers: int = 2, processes: bool = True,
-              progress: bool = True):
+def run_sweep(
+    task, grid, seeds, output, *, scheduler=None, n_workers: int = 2, processes: bool = True, progress: bool = True
+):
     """Run ``task`` at every grid point x seed on Dask; resume what an earlier run left; return the table.
 
     Parameters
@@ -746,12 +810,20 @@ def run_sweep(task, grid, seeds, output, *, scheduler=None, n_workers: int = 2, 
 def main(argv=None) -> int:
     """``python -m dpnb.sweep``: see the module docstring."""
     parser = argparse.ArgumentParser(
-        prog="python -m dpnb.sweep", description=__doc__.splitlines()[0],
+        prog="python -m dpnb.sweep",
+        description=__doc__.splitlines()[0],
         epilog="example: python -m dpnb.sweep notebooks/dppro.ipynb -p epsilon=0.5,1 --seeds 0..9 "
-               "-o results/sweeps/dppro. Output layout, resuming and clusters: python -m pydoc dpnb.sweep")
+        "-o results/sweeps/dppro. Output layout, resuming and clusters: python -m pydoc dpnb.sweep",
+    )
     parser.add_argument("task", help="a notebook (.ipynb) or module:function registered with dpnb.sweep.register")
-    parser.add_argument("-p", "--parameter", action="append", default=[], metavar="NAME=V1,V2",
-                        help="grid values of one parameter (repeatable)")
+    parser.add_argument(
+        "-p",
+        "--parameter",
+        action="append",
+        default=[],
+        metavar="NAME=V1,V2",
+        help="grid values of one parameter (repeatable)",
+    )
     parser.add_argument("--grid", help="YAML file mapping parameter names to lists of values")
     parser.add_argument("--seeds", default="0", help="first..last (inclusive), a,b,c or one int (default 0)")
     parser.add_argument("-o", "--output", required=True, help="folder for results.parquet and points/")
@@ -770,16 +842,26 @@ def main(argv=None) -> int:
             raise ValueError(f"-p gives a parameter twice: {', '.join(twice)}")
         grid.update(given)
         seeds = parse_seeds(args.seeds)
-        table = run_sweep(args.task, grid, seeds, args.output, scheduler=args.scheduler,
-                          n_workers=args.workers or 2, processes=not args.threads)
+        table = run_sweep(
+            args.task,
+            grid,
+            seeds,
+            args.output,
+            scheduler=args.scheduler,
+            n_workers=args.workers or 2,
+            processes=not args.threads,
+        )
     except (TypeError, ValueError, OSError) as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
     failed = table[table["status"] != "ok"]
     print(f"{len(table) - len(failed)} of {len(table)} grid points ok; table: {Path(args.output) / TABLE}")
-    params = list(table.columns[1:list(table.columns).index("seed")])
+    params = list(table.columns[1 : list(table.columns).index("seed")])
     for _, row in failed.iterrows():
-        print(f"failed: {_describe(row[params].to_dict(), row['seed'])}: {row['error']} "
-              f"(log: {Path(args.output) / row['log']})", file=sys.stderr)
+        print(
+            f"failed: {_describe(row[params].to_dict(), row['seed'])}: {row['error']} "
+            f"(log: {Path(args.output) / row['log']})",
+            file=sys.stderr,
+        )
     return 1 if len(failed) else 0
 
 

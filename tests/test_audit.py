@@ -1,15 +1,33 @@
 import numpy as np
 import pytest
 
-from dpnb.audit import (ChangeOneAttribute, FlipOneBit, LabelledBall, LabelledBox, NeighborRelation, ReplaceRowBox,
-                        ReplaceRowL2Ball, audit_epsilon, search_sensitivity)
+from dpnb.audit import (
+    ChangeOneAttribute,
+    FlipOneBit,
+    LabelledBall,
+    LabelledBox,
+    NeighborRelation,
+    ReplaceRowBox,
+    ReplaceRowL2Ball,
+    audit_epsilon,
+    search_sensitivity,
+)
 from dpnb.mechanisms import gaussian_epsilon, gaussian_mechanism, gaussian_sigma, laplace_mechanism
 
 
 def test_search_finds_mean_sensitivity_in_box():
     n, d = 8, 3
-    res = search_sensitivity(lambda X: X.mean(axis=0), ReplaceRowBox(-1, 1), n, d, norm=1,
-                             claimed=2 * d / n, n_starts=10, n_steps=100, random_state=0)
+    res = search_sensitivity(
+        lambda X: X.mean(axis=0),
+        ReplaceRowBox(-1, 1),
+        n,
+        d,
+        norm=1,
+        claimed=2 * d / n,
+        n_starts=10,
+        n_steps=100,
+        random_state=0,
+    )
     assert res.max_found == pytest.approx(2 * d / n)
     assert not res.exceeds
     assert res.X.shape == (n, d) and np.count_nonzero(np.any(res.X != res.X_prime, axis=1)) <= 1
@@ -18,8 +36,17 @@ def test_search_finds_mean_sensitivity_in_box():
 def test_search_refutes_an_understated_bound():
     # covariance in the unit ball: the Frobenius sensitivity is sqrt(2)/n, attained by orthogonal rows
     n = 5
-    res = search_sensitivity(lambda X: X.T @ X / n, ReplaceRowL2Ball(1.0), n, 3, norm=2,
-                             claimed=1.0 / n, n_starts=10, n_steps=300, random_state=1)
+    res = search_sensitivity(
+        lambda X: X.T @ X / n,
+        ReplaceRowL2Ball(1.0),
+        n,
+        3,
+        norm=2,
+        claimed=1.0 / n,
+        n_starts=10,
+        n_steps=300,
+        random_state=1,
+    )
     assert res.exceeds and res.ratio == pytest.approx(np.sqrt(2), rel=1e-3)
     assert "EXCEEDS" in res.summary()
 
@@ -29,8 +56,17 @@ def test_hand_crafted_start_is_used():
     X = np.zeros((n, d))
     Xp = X.copy()
     Xp[0] = [1.0, 1.0]
-    res = search_sensitivity(lambda X: X.sum(axis=0), ReplaceRowBox(0, 1), n, d, norm=1, n_starts=1,
-                             n_steps=0, starts=[(X, Xp)], random_state=2)
+    res = search_sensitivity(
+        lambda X: X.sum(axis=0),
+        ReplaceRowBox(0, 1),
+        n,
+        d,
+        norm=1,
+        n_starts=1,
+        n_steps=0,
+        starts=[(X, Xp)],
+        random_state=2,
+    )
     assert res.max_found == pytest.approx(2.0)
 
 
@@ -74,8 +110,9 @@ def test_search_bad_input():
 
 
 def test_spectral_norm_option():
-    res = search_sensitivity(lambda X: X.T @ X, ReplaceRowL2Ball(1.0), 3, 2, norm="spectral",
-                             n_starts=5, n_steps=200, random_state=5)
+    res = search_sensitivity(
+        lambda X: X.T @ X, ReplaceRowL2Ball(1.0), 3, 2, norm="spectral", n_starts=5, n_steps=200, random_state=5
+    )
     assert res.max_found == pytest.approx(1.0, abs=1e-3)  # ||xx' - yy'||_2 <= 1 on the unit ball
 
 
@@ -136,6 +173,7 @@ def test_labelled_box_finds_a_class_count_sensitivity():
     def count_of_class_1(Z):
         return np.array([np.sum(Z[:, -1] == 1)])
 
-    res = search_sensitivity(count_of_class_1, LabelledBox(0.0, 1.0), n=4, d=3, norm=1, claimed=1.0,
-                             n_starts=4, n_steps=30, random_state=0)
+    res = search_sensitivity(
+        count_of_class_1, LabelledBox(0.0, 1.0), n=4, d=3, norm=1, claimed=1.0, n_starts=4, n_steps=30, random_state=0
+    )
     assert res.max_found == 1.0 and not res.exceeds

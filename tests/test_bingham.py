@@ -27,8 +27,20 @@ def _theta_exact_mean(kappa, a):
     return np.sum(w * s * s) / np.sum(w)
 
 
-@pytest.mark.parametrize("kappa,a", [(0.5, -40.0), (0.5, 3.0), (1.0, -3.0), (4.0, -0.5), (4.0, 3.0),
-                                     (4.0, 400.0), (50.0, 50.0), (50.0, -500.0), (50.0, 5000.0)])
+@pytest.mark.parametrize(
+    "kappa,a",
+    [
+        (0.5, -40.0),
+        (0.5, 3.0),
+        (1.0, -3.0),
+        (4.0, -0.5),
+        (4.0, 3.0),
+        (4.0, 400.0),
+        (50.0, 50.0),
+        (50.0, -500.0),
+        (50.0, 5000.0),
+    ],
+)
 def test_theta_conditional_matches_quadrature(kappa, a):
     # covers every envelope: Beta grid, truncated Gamma (a < 0), Gamma mixture (a >> kappa), reflection (kappa = 1/2)
     theta, phi = _sample_theta(np.full(40000, a), kappa, np.random.default_rng(1))
@@ -128,31 +140,37 @@ def test_autocorrelation_and_ess_on_ar1():
     assert 0.8 * 8000 < iid < 1.25 * 8000
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda: bingham_gibbs(np.array([[1.0, 2.0], [0.0, 1.0]])), "symmetric"),
-    (lambda: bingham_gibbs(np.eye(3), 3), "n_components|k must satisfy"),
-    (lambda: bingham_gibbs(np.eye(1)), "d >= 2"),
-    (lambda: bingham_gibbs(np.eye(3), 1, n_chains=0), "n_chains"),
-    (lambda: bingham_gibbs(np.eye(3), 1, n_iter=-1), "n_iter"),
-    (lambda: bingham_gibbs(np.full((3, 3), np.nan)), "NaN"),
-    (lambda: bingham_gibbs(np.eye(3), 1, n_chains=2, initial=np.ones((2, 3, 1))), "orthonormal"),
-    (lambda: bingham_gibbs(np.eye(3), 1, n_chains=2, initial=np.ones((1, 3, 1))), "shape"),
-    (lambda: sphere_second_moments(np.eye(4)), "d = 2 or 3"),
-    (lambda: circle_angle_density(np.eye(3), [0.0]), "2 x 2"),
-    (lambda: autocorrelation(np.zeros((5, 2)), 5), "max_lag"),
-    (lambda: vector_bingham_exact(np.eye(1)), "d >= 2"),
-    (lambda: vector_bingham_exact(np.eye(2), 0), "size"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda: bingham_gibbs(np.array([[1.0, 2.0], [0.0, 1.0]])), "symmetric"),
+        (lambda: bingham_gibbs(np.eye(3), 3), "n_components|k must satisfy"),
+        (lambda: bingham_gibbs(np.eye(1)), "d >= 2"),
+        (lambda: bingham_gibbs(np.eye(3), 1, n_chains=0), "n_chains"),
+        (lambda: bingham_gibbs(np.eye(3), 1, n_iter=-1), "n_iter"),
+        (lambda: bingham_gibbs(np.full((3, 3), np.nan)), "NaN"),
+        (lambda: bingham_gibbs(np.eye(3), 1, n_chains=2, initial=np.ones((2, 3, 1))), "orthonormal"),
+        (lambda: bingham_gibbs(np.eye(3), 1, n_chains=2, initial=np.ones((1, 3, 1))), "shape"),
+        (lambda: sphere_second_moments(np.eye(4)), "d = 2 or 3"),
+        (lambda: circle_angle_density(np.eye(3), [0.0]), "2 x 2"),
+        (lambda: autocorrelation(np.zeros((5, 2)), 5), "max_lag"),
+        (lambda: vector_bingham_exact(np.eye(1)), "d >= 2"),
+        (lambda: vector_bingham_exact(np.eye(2), 0), "size"),
+    ],
+)
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
 
 
-@pytest.mark.parametrize("call", [
-    lambda: bingham_gibbs(np.eye(3), random_state="x"),
-    lambda: bingham_gibbs(np.eye(3), 1, n_chains=2.5),
-    lambda: vector_bingham_exact(np.eye(3), random_state="x"),
-])
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda: bingham_gibbs(np.eye(3), random_state="x"),
+        lambda: bingham_gibbs(np.eye(3), 1, n_chains=2.5),
+        lambda: vector_bingham_exact(np.eye(3), random_state="x"),
+    ],
+)
 def test_bad_types(call):
     with pytest.raises(TypeError):
         call()

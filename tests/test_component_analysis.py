@@ -82,8 +82,9 @@ def test_exact_moment_sensitivity_is_never_exceeded_by_random_pairs():
     rng = np.random.default_rng(0)
     p1, sizes = 3, (2, 3, 2)
     bound = moment_sensitivity(p1, len(sizes))
-    changes = [moments_change(onehot_data(1, p1, sizes, rng)[0], onehot_data(1, p1, sizes, rng)[0])
-               for _ in range(3000)]
+    changes = [
+        moments_change(onehot_data(1, p1, sizes, rng)[0], onehot_data(1, p1, sizes, rng)[0]) for _ in range(3000)
+    ]
     assert max(changes) <= bound + 1e-12
 
 
@@ -103,8 +104,17 @@ def test_search_finds_pairs_beyond_the_papers_categorical_bound_but_not_beyond_e
         s, m = moment_sums(X)
         return np.concatenate([s, m[np.triu_indices(X.shape[1])]])
 
-    res = search_sensitivity(query, relation, 3, relation.width, norm=1, n_starts=6, n_steps=150,
-                             claimed=moment_sensitivity(p1, len(sizes), calibration="paper"), random_state=1)
+    res = search_sensitivity(
+        query,
+        relation,
+        3,
+        relation.width,
+        norm=1,
+        n_starts=6,
+        n_steps=150,
+        claimed=moment_sensitivity(p1, len(sizes), calibration="paper"),
+        random_state=1,
+    )
     assert res.exceeds
     assert res.max_found <= moment_sensitivity(p1, len(sizes)) + 1e-9
 
@@ -128,13 +138,16 @@ def test_projection_sensitivity():
         projection_sensitivity(10, 9)
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: moment_sensitivity(-1), ValueError, "n_numeric must be an integer >= 0"),
-    (lambda: moment_sensitivity(0, 0), ValueError, "at least one attribute"),
-    (lambda: lda_sensitivity(2.5), TypeError, "n_numeric must be an integer >= 0"),
-    (lambda: moment_sensitivity(3, calibration="wrong"), ValueError, "calibration"),
-    (lambda: moment_sensitivity(3, calibration=1), TypeError, "calibration"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: moment_sensitivity(-1), ValueError, "n_numeric must be an integer >= 0"),
+        (lambda: moment_sensitivity(0, 0), ValueError, "at least one attribute"),
+        (lambda: lda_sensitivity(2.5), TypeError, "n_numeric must be an integer >= 0"),
+        (lambda: moment_sensitivity(3, calibration="wrong"), ValueError, "calibration"),
+        (lambda: moment_sensitivity(3, calibration=1), TypeError, "calibration"),
+    ],
+)
 def test_sensitivity_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -150,14 +163,17 @@ def test_check_onehot_data_and_decode():
     assert np.array_equal(decode_dummies(noisy, (3,)), [[1.0, 0.0, 0.0, 1.0, 0.0]])
 
 
-@pytest.mark.parametrize("X, sizes, match", [
-    (np.array([[0.5, 1.2]]), (), "outside the declared bounds"),
-    (np.array([[0.5, 1.0, 1.0]]), (2,), "one-hot"),
-    (np.array([[0.5, 0.5, 0.5]]), (2,), "one-hot"),
-    (np.array([[0.5, 1.0, 0.0]]), (1,), "integers >= 2"),
-    (np.array([[0.5, 1.0, 0.0]]), (4,), "dummy columns"),
-    (np.array([[np.nan, 1.0, 0.0]]), (2,), "NaN"),
-])
+@pytest.mark.parametrize(
+    "X, sizes, match",
+    [
+        (np.array([[0.5, 1.2]]), (), "outside the declared bounds"),
+        (np.array([[0.5, 1.0, 1.0]]), (2,), "one-hot"),
+        (np.array([[0.5, 0.5, 0.5]]), (2,), "one-hot"),
+        (np.array([[0.5, 1.0, 0.0]]), (1,), "integers >= 2"),
+        (np.array([[0.5, 1.0, 0.0]]), (4,), "dummy columns"),
+        (np.array([[np.nan, 1.0, 0.0]]), (2,), "NaN"),
+    ],
+)
 def test_check_onehot_data_rejects(X, sizes, match):
     with pytest.raises(ValueError, match=match):
         check_onehot_data(X, sizes)
@@ -218,20 +234,23 @@ def test_dppca_is_reproducible_with_a_seed():
     assert np.array_equal(a, b)
 
 
-@pytest.mark.parametrize("make, error, match", [
-    (lambda X: DPPCAPublisher(2, 0.0).fit(X), ValueError, "epsilon"),
-    (lambda X: DPPCAPublisher(2, "1").fit(X), TypeError, "epsilon"),
-    (lambda X: DPPCAPublisher(9, 1.0).fit(X), ValueError, "n_components"),
-    (lambda X: DPPCAPublisher(2.0, 1.0).fit(X), TypeError, "n_components"),
-    (lambda X: DPPCAPublisher(2, 1.0).fit(X * 2), ValueError, "outside the declared bounds"),
-    (lambda X: DPPCAPublisher(2, 1.0).publish(), NotFittedError, "fit"),
-    (lambda X: DPPCAPublisher(2, 1.0).transform(X), NotFittedError, "fit"),
-    (lambda X: DPPCAPublisher(2, 1.0).fit(X).transform(X[:, :3]), ValueError, "columns"),
-    (lambda X: DPPCAPublisher(2, 1.0, calibration="tight").fit(X), ValueError, "calibration"),
-    (lambda X: DPPCAPublisher(2, 1.0, tight_projection=1).fit(X), TypeError, "tight_projection"),
-    (lambda X: DPPCAPublisher(2, 1.0, group_sizes=3).fit(X), TypeError, "group_sizes"),
-    (lambda X: DPPCAPublisher(2, 1.0, random_state="x").fit(X), TypeError, "random_state"),
-])
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda X: DPPCAPublisher(2, 0.0).fit(X), ValueError, "epsilon"),
+        (lambda X: DPPCAPublisher(2, "1").fit(X), TypeError, "epsilon"),
+        (lambda X: DPPCAPublisher(9, 1.0).fit(X), ValueError, "n_components"),
+        (lambda X: DPPCAPublisher(2.0, 1.0).fit(X), TypeError, "n_components"),
+        (lambda X: DPPCAPublisher(2, 1.0).fit(X * 2), ValueError, "outside the declared bounds"),
+        (lambda X: DPPCAPublisher(2, 1.0).publish(), NotFittedError, "fit"),
+        (lambda X: DPPCAPublisher(2, 1.0).transform(X), NotFittedError, "fit"),
+        (lambda X: DPPCAPublisher(2, 1.0).fit(X).transform(X[:, :3]), ValueError, "columns"),
+        (lambda X: DPPCAPublisher(2, 1.0, calibration="tight").fit(X), ValueError, "calibration"),
+        (lambda X: DPPCAPublisher(2, 1.0, tight_projection=1).fit(X), TypeError, "tight_projection"),
+        (lambda X: DPPCAPublisher(2, 1.0, group_sizes=3).fit(X), TypeError, "group_sizes"),
+        (lambda X: DPPCAPublisher(2, 1.0, random_state="x").fit(X), TypeError, "random_state"),
+    ],
+)
 def test_dppca_bad_input(make, error, match):
     X = onehot_data(20, 4, (), np.random.default_rng(8))
     with pytest.raises(error, match=match):
@@ -255,8 +274,9 @@ def test_dppca_mean_noise_has_the_lemma_1_scale():
     rng = np.random.default_rng(11)
     X = onehot_data(40, 3, (), rng)
     eps = 1.0
-    devs = np.concatenate([(DPPCAPublisher(1, eps, random_state=rng).fit(X).mean_ - X.mean(axis=0)) * len(X)
-                           for _ in range(400)])
+    devs = np.concatenate(
+        [(DPPCAPublisher(1, eps, random_state=rng).fit(X).mean_ - X.mean(axis=0)) * len(X) for _ in range(400)]
+    )
     _, low, high = mean_ci(np.abs(devs))
     assert low <= 2 * moment_sensitivity(3) / eps <= high
 
@@ -298,7 +318,8 @@ def test_dplda_sampler_tracks_the_class_means_without_noise():
     true_means = np.array([X[y == c].mean(axis=0) for c in (0, 1)])
     assert np.sign(sample_means[1, 0] - sample_means[0, 0]) == np.sign(true_means[1, 0] - true_means[0, 0])
     assert statistics_distance(Xs, ys, true_means, X.T @ X / len(X)) < statistics_distance(
-        np.full_like(Xs, 0.5), ys, true_means, X.T @ X / len(X))
+        np.full_like(Xs, 0.5), ys, true_means, X.T @ X / len(X)
+    )
 
 
 def test_dplda_sampler_matches_level_frequencies_without_noise():
@@ -331,8 +352,9 @@ def test_dplda_count_noise_scale():
     X = np.zeros((200, 1))
     y = np.arange(200) % 2
     eps, f = 2.0, 0.1
-    errors = np.concatenate([DPLDAPublisher(eps, count_fraction=f, random_state=rng).fit(X, y).class_counts_ - 100
-                             for _ in range(2000)])
+    errors = np.concatenate(
+        [DPLDAPublisher(eps, count_fraction=f, random_state=rng).fit(X, y).class_counts_ - 100 for _ in range(2000)]
+    )
     _, low, high = mean_ci(np.abs(errors))
     assert low <= 2 / (f * eps) <= high
 
@@ -345,19 +367,22 @@ def test_statistics_distance():
         statistics_distance(X, np.array([0, 0]), X, X.T @ X / 2)
 
 
-@pytest.mark.parametrize("make, error, match", [
-    (lambda X, y: DPLDAPublisher(-1.0).fit(X, y), ValueError, "epsilon"),
-    (lambda X, y: DPLDAPublisher(None).fit(X, y), TypeError, "epsilon"),
-    (lambda X, y: DPLDAPublisher(1.0, n_classes=1).fit(X, y), ValueError, "n_classes"),
-    (lambda X, y: DPLDAPublisher(1.0, n_classes=2.0).fit(X, y), TypeError, "n_classes"),
-    (lambda X, y: DPLDAPublisher(1.0, count_fraction=1.0).fit(X, y), ValueError, "count_fraction"),
-    (lambda X, y: DPLDAPublisher(1.0, count_fraction="a").fit(X, y), TypeError, "count_fraction"),
-    (lambda X, y: DPLDAPublisher(1.0, calibration="exact").fit(X, y), ValueError, "calibration"),
-    (lambda X, y: DPLDAPublisher(1.0).fit(X, np.zeros(len(X))), ValueError, "at least one record"),
-    (lambda X, y: DPLDAPublisher(1.0).fit(X, y[:-1]), ValueError, "labels but X"),
-    (lambda X, y: DPLDAPublisher(1.0).fit(X + 1, y), ValueError, "outside the declared bounds"),
-    (lambda X, y: DPLDAPublisher(1.0).sample(), NotFittedError, "fit"),
-])
+@pytest.mark.parametrize(
+    "make, error, match",
+    [
+        (lambda X, y: DPLDAPublisher(-1.0).fit(X, y), ValueError, "epsilon"),
+        (lambda X, y: DPLDAPublisher(None).fit(X, y), TypeError, "epsilon"),
+        (lambda X, y: DPLDAPublisher(1.0, n_classes=1).fit(X, y), ValueError, "n_classes"),
+        (lambda X, y: DPLDAPublisher(1.0, n_classes=2.0).fit(X, y), TypeError, "n_classes"),
+        (lambda X, y: DPLDAPublisher(1.0, count_fraction=1.0).fit(X, y), ValueError, "count_fraction"),
+        (lambda X, y: DPLDAPublisher(1.0, count_fraction="a").fit(X, y), TypeError, "count_fraction"),
+        (lambda X, y: DPLDAPublisher(1.0, calibration="exact").fit(X, y), ValueError, "calibration"),
+        (lambda X, y: DPLDAPublisher(1.0).fit(X, np.zeros(len(X))), ValueError, "at least one record"),
+        (lambda X, y: DPLDAPublisher(1.0).fit(X, y[:-1]), ValueError, "labels but X"),
+        (lambda X, y: DPLDAPublisher(1.0).fit(X + 1, y), ValueError, "outside the declared bounds"),
+        (lambda X, y: DPLDAPublisher(1.0).sample(), NotFittedError, "fit"),
+    ],
+)
 def test_dplda_bad_input(make, error, match):
     X = onehot_data(10, 2, (), np.random.default_rng(19))
     y = np.arange(10) % 2
@@ -379,7 +404,8 @@ def test_add_remove_relation_and_sensitivities():
     assert moment_sensitivity(2, 1, neighbours="add-remove") == record_contribution(2, 1)
     assert lda_sensitivity(2, 1, neighbours="add-remove") == record_contribution(2, 1)
     assert moment_sensitivity(2, 1, neighbours="add-remove", calibration="paper") == moment_sensitivity(
-        2, 1, calibration="paper")
+        2, 1, calibration="paper"
+    )
     with pytest.raises(ValueError, match="neighbours"):
         moment_sensitivity(2, 1, neighbours="swap")
     with pytest.raises(TypeError, match="inner"):
@@ -441,8 +467,10 @@ def test_split_and_component_laplace():
 
 
 # ----------------------------------------------------------------------------- estimator contract
-ESTIMATORS = [(DPPCAPublisher, {"n_components": 2, "epsilon": 1.0, "group_sizes": (3,)}, False),
-              (DPLDAPublisher, {"epsilon": 1.0, "group_sizes": (3,)}, True)]
+ESTIMATORS = [
+    (DPPCAPublisher, {"n_components": 2, "epsilon": 1.0, "group_sizes": (3,)}, False),
+    (DPLDAPublisher, {"epsilon": 1.0, "group_sizes": (3,)}, True),
+]
 
 
 def contract_data():
@@ -484,8 +512,10 @@ def test_refit_with_int_seed_is_identical(cls, params, supervised):
 
 
 @pytest.mark.parametrize("cls, params, supervised", ESTIMATORS)
-@pytest.mark.parametrize("epsilon, error", [(0.0, ValueError), (-1.0, ValueError), (float("nan"), ValueError),
-                                            ("1", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "epsilon, error",
+    [(0.0, ValueError), (-1.0, ValueError), (float("nan"), ValueError), ("1", TypeError), (True, TypeError)],
+)
 def test_bad_epsilon_raises_in_fit_not_init(cls, params, supervised, epsilon, error):
     est = cls(**{**params, "epsilon": epsilon})
     with pytest.raises(error, match="epsilon"):

@@ -293,8 +293,9 @@ def test_scale_to_box_on_real_data_with_declared_domain():
     assert out.min() == 0.0 and out.max() == 1.0
 
 
-@pytest.mark.parametrize("name", ["adult", "census_income", "coil2000", "kdd2004_bio", "rf1", "mnist_subset", "dna",
-                                  "digits"])
+@pytest.mark.parametrize(
+    "name", ["adult", "census_income", "coil2000", "kdd2004_bio", "rf1", "mnist_subset", "dna", "digits"]
+)
 def test_declared_domains_cover_the_data_and_are_not_read_from_it(name, tmp_path, monkeypatch):
     ds = datasets.load(name)
     low, high = ds.domain

@@ -23,9 +23,17 @@ def test_split_budget_pure_epsilon_parts_and_infinity():
     assert all(math.isinf(e) for e, _ in inf.values())
 
 
-@pytest.mark.parametrize("fractions, error", [({}, TypeError), ([0.5], TypeError), ({"a": "0.5"}, TypeError),
-                                              ({"a": 1.5}, ValueError), ({"a": 0.5, "b": 0.4}, ValueError),
-                                              ({"a": (0.5, 0.2), "b": (0.5, 0.2)}, ValueError)])
+@pytest.mark.parametrize(
+    "fractions, error",
+    [
+        ({}, TypeError),
+        ([0.5], TypeError),
+        ({"a": "0.5"}, TypeError),
+        ({"a": 1.5}, ValueError),
+        ({"a": 0.5, "b": 0.4}, ValueError),
+        ({"a": (0.5, 0.2), "b": (0.5, 0.2)}, ValueError),
+    ],
+)
 def test_split_budget_rejects(fractions, error):
     with pytest.raises(error):
         split_budget(1.0, 1e-5, fractions)

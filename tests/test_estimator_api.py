@@ -34,8 +34,11 @@ CASES = {
     "RONGauss-supervised": (lambda: RONGauss(3, 1.0, mode="supervised", label_bound=1.0), SYM, SYM[:, 0]),
     "RONGauss-gmm": (lambda: RONGauss(3, 1.0, mode="gmm"), SYM, LABELS),
     "PCAGauss-unsupervised": (lambda: PCAGauss(3, 1.0, basis=haar_stiefel(6, 3, random_state=1)), SYM, None),
-    "PCAGauss-gmm": (lambda: PCAGauss(3, 1.0, mode="gmm", basis=haar_stiefel(6, 3, random_state=1), n_classes=2),
-                     SYM, LABELS),
+    "PCAGauss-gmm": (
+        lambda: PCAGauss(3, 1.0, mode="gmm", basis=haar_stiefel(6, 3, random_state=1), n_classes=2),
+        SYM,
+        LABELS,
+    ),
     "DPPro": (lambda: DPPro(3, 1.0, 1e-5), BOX, None),
     "DPPCAPublisher": (lambda: DPPCAPublisher(2, 1.0), BOX, None),
     "DPLDAPublisher": (lambda: DPLDAPublisher(1.0, n_classes=2), BOX, LABELS),
@@ -107,8 +110,10 @@ def test_budget_adds_up_and_sensitivities_are_reported(name):
 
 
 @pytest.mark.parametrize("name", ids)
-@pytest.mark.parametrize("epsilon, error", [(0.0, ValueError), (-1.0, ValueError), (math.nan, ValueError),
-                                            ("1", TypeError), (None, TypeError)])
+@pytest.mark.parametrize(
+    "epsilon, error",
+    [(0.0, ValueError), (-1.0, ValueError), (math.nan, ValueError), ("1", TypeError), (None, TypeError)],
+)
 def test_bad_epsilon_is_refused_in_fit(name, epsilon, error):
     factory, X, y = CASES[name]
     with pytest.raises(error, match="epsilon"):
@@ -164,8 +169,9 @@ def test_transformers_work_inside_a_pipeline(name):
     factory, X, y = CASES[name]
     if y is not None and not np.array_equal(y, LABELS):
         pytest.skip("a supervised release with real-valued labels feeds no classifier")
-    pipe = Pipeline([("release", factory().set_params(random_state=0)),
-                     ("clf", LogisticRegression(max_iter=200))]).fit(X, LABELS)
+    pipe = Pipeline([("release", factory().set_params(random_state=0)), ("clf", LogisticRegression(max_iter=200))]).fit(
+        X, LABELS
+    )
     assert pipe.predict(X).shape == (len(X),)
 
 
@@ -180,30 +186,69 @@ def test_sample_returns_the_same_type_in_every_mode(name):
 
 # scikit-learn's generic checks feed data the DP estimators must refuse; each one that fails is
 # named here with the reason, and every other check must pass.
-DOMAIN = ("scikit-learn feeds data outside the estimator's public bounds (or with fewer features than "
-          "n_components); dpnb refuses it instead of reading bounds from the data")
+DOMAIN = (
+    "scikit-learn feeds data outside the estimator's public bounds (or with fewer features than "
+    "n_components); dpnb refuses it instead of reading bounds from the data"
+)
 WORDING = "dpnb refuses this input with its own error message, which scikit-learn's check does not recognise"
 EXPECTED_FAILURES = {
-    **dict.fromkeys(["check_dict_unchanged", "check_dont_overwrite_parameters", "check_estimators_dtypes",
-                     "check_estimators_pickle", "check_f_contiguous_array_estimator",
-                     "check_methods_sample_order_invariance", "check_methods_subset_invariance",
-                     "check_pipeline_consistency", "check_positive_only_tag_during_fit",
-                     "check_transformer_data_not_an_array", "check_transformer_general",
-                     "check_transformer_preserve_dtypes", "check_estimators_nan_inf", "check_fit_score_takes_y",
-                     "check_fit2d_1feature", "check_fit2d_1sample", "check_fit_check_is_fitted",
-                     "check_fit_idempotent", "check_n_features_in", "check_readonly_memmap_input",
-                     "check_estimators_overwrite_params", "check_estimators_fit_returns_self", "check_fit1d"], DOMAIN),
-    **dict.fromkeys(["check_complex_data", "check_dtype_object", "check_estimators_empty_data_messages",
-                     "check_fit2d_predict1d", "check_n_features_in_after_fitting", "check_estimator_sparse_array",
-                     "check_estimator_sparse_matrix", "check_estimator_sparse_tag"], WORDING),
+    **dict.fromkeys(
+        [
+            "check_dict_unchanged",
+            "check_dont_overwrite_parameters",
+            "check_estimators_dtypes",
+            "check_estimators_pickle",
+            "check_f_contiguous_array_estimator",
+            "check_methods_sample_order_invariance",
+            "check_methods_subset_invariance",
+            "check_pipeline_consistency",
+            "check_positive_only_tag_during_fit",
+            "check_transformer_data_not_an_array",
+            "check_transformer_general",
+            "check_transformer_preserve_dtypes",
+            "check_estimators_nan_inf",
+            "check_fit_score_takes_y",
+            "check_fit2d_1feature",
+            "check_fit2d_1sample",
+            "check_fit_check_is_fitted",
+            "check_fit_idempotent",
+            "check_n_features_in",
+            "check_readonly_memmap_input",
+            "check_estimators_overwrite_params",
+            "check_estimators_fit_returns_self",
+            "check_fit1d",
+        ],
+        DOMAIN,
+    ),
+    **dict.fromkeys(
+        [
+            "check_complex_data",
+            "check_dtype_object",
+            "check_estimators_empty_data_messages",
+            "check_fit2d_predict1d",
+            "check_n_features_in_after_fitting",
+            "check_estimator_sparse_array",
+            "check_estimator_sparse_matrix",
+            "check_estimator_sparse_tag",
+        ],
+        WORDING,
+    ),
 }
-CORE = {"check_no_attributes_set_in_init", "check_get_params_invariance", "check_set_params",
-        "check_parameters_default_constructible", "check_estimator_repr", "check_estimators_unfitted",
-        "check_do_not_raise_errors_in_init_or_set_params", "check_estimator_cloneable"}
+CORE = {
+    "check_no_attributes_set_in_init",
+    "check_get_params_invariance",
+    "check_set_params",
+    "check_parameters_default_constructible",
+    "check_estimator_repr",
+    "check_estimators_unfitted",
+    "check_do_not_raise_errors_in_init_or_set_params",
+    "check_estimator_cloneable",
+}
 
 
-@pytest.mark.parametrize("name", ["RONGauss-gmm", "PCAGauss-gmm", "DPPro", "DPPCAPublisher", "DPLDAPublisher",
-                                  "ModSULQ", "PPCA", "MST"])
+@pytest.mark.parametrize(
+    "name", ["RONGauss-gmm", "PCAGauss-gmm", "DPPro", "DPPCAPublisher", "DPLDAPublisher", "ModSULQ", "PPCA", "MST"]
+)
 def test_scikit_learn_check_estimator(name):
     import warnings
 

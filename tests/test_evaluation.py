@@ -4,8 +4,9 @@ import pytest
 from dpnb.evaluation import Interval, decimals_for, format_interval, interval, summarize
 
 
-@pytest.mark.parametrize("half, digits", [(0.0251, 2), (0.0149, 3), (0.25, 1), (3.2, 0), (12.0, 0), (39287.0, -4), (0.001, 4),
-                                          (0.0019, 4)])
+@pytest.mark.parametrize(
+    "half, digits", [(0.0251, 2), (0.0149, 3), (0.25, 1), (3.2, 0), (12.0, 0), (39287.0, -4), (0.001, 4), (0.0019, 4)]
+)
 def test_decimals_follow_the_half_width(half, digits):
     assert decimals_for(half) == digits
 
@@ -20,8 +21,17 @@ def test_format_interval():
     assert format_interval(0.8329999999999999, 3e-16) == "0.833 (no spread)"
 
 
-@pytest.mark.parametrize("bad, error", [(0.0, ValueError), (-1.0, ValueError), (np.inf, ValueError),
-                                        (np.nan, ValueError), ("1", TypeError), (True, TypeError)])
+@pytest.mark.parametrize(
+    "bad, error",
+    [
+        (0.0, ValueError),
+        (-1.0, ValueError),
+        (np.inf, ValueError),
+        (np.nan, ValueError),
+        ("1", TypeError),
+        (True, TypeError),
+    ],
+)
 def test_decimals_reject(bad, error):
     with pytest.raises(error):
         decimals_for(bad)

@@ -21,13 +21,27 @@ def _free_port() -> int:
 
 def test_markdown_opens_with_jupytexts_notebook_viewer():
     labext = Path(sys.prefix) / "share" / "jupyter" / "labextensions" / "jupyterlab-jupytext"
-    assert any('"Jupytext Notebook"' in p.read_text() for p in labext.glob("static/*.js")), \
+    assert any('"Jupytext Notebook"' in p.read_text() for p in labext.glob("static/*.js")), (
         "jupytext's lab extension no longer registers the 'Jupytext Notebook' viewer"
+    )
     port, token = _free_port(), "dpnb-test"
     env = {**os.environ, "JUPYTERLAB_SETTINGS_DIR": str(SETTINGS)}
-    server = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--allow-root",
-                               f"--IdentityProvider.token={token}", f"--notebook-dir={ROOT}"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            "--allow-root",
+            f"--IdentityProvider.token={token}",
+            f"--notebook-dir={ROOT}",
+        ],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
     try:
         url = f"http://127.0.0.1:{port}/lab/api/settings/@jupyterlab/docmanager-extension:plugin?token={token}"
         for _ in range(120):

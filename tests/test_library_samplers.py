@@ -107,6 +107,7 @@ def test_log_density_normalised_and_second_moments_match_exact_sampler_reference
         assert np.isclose(weights @ np.exp(log_density(nodes, C, 1.0, rule=rule)), 1.0)
         assert np.isclose(np.trace(second_moments(C, 1.0, rule=rule)), 1.0)
     from dpnb.bingham import sphere_second_moments
+
     np.testing.assert_allclose(second_moments(C, 1.0), sphere_second_moments(C / 4), atol=1e-10)
     with pytest.raises(ValueError):
         second_moments(np.eye(4), 1.0)  # no quadrature for d = 4
@@ -134,8 +135,18 @@ def test_search_with_log_density_query_finds_library_violation():
     X[:51, 0], X[51:98, 1], X[98:, 2] = 1.0, 1.0, 1.0
     Xp = X.copy()
     Xp[0] = [0.0, 1.0, 0.0]
-    found = search_sensitivity(query, ReplaceRowL2Ball(1.0), 117, 3, norm="inf", claimed=1.0, n_starts=1,
-                               n_steps=2, starts=[(X, Xp)], random_state=0)
+    found = search_sensitivity(
+        query,
+        ReplaceRowL2Ball(1.0),
+        117,
+        3,
+        norm="inf",
+        claimed=1.0,
+        n_starts=1,
+        n_steps=2,
+        starts=[(X, Xp)],
+        random_state=0,
+    )
     assert found.exceeds
     with pytest.raises(ValueError):
         log_density_query(1.0, rule="wrong")

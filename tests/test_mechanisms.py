@@ -2,9 +2,17 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from dpnb.mechanisms import (gaussian_delta, gaussian_epsilon, gaussian_mechanism, gaussian_sigma,
-                             gaussian_sigma_analytic, gaussian_sigma_classic, laplace_mechanism,
-                             symmetric_gaussian_mechanism, symmetric_laplace_mechanism)
+from dpnb.mechanisms import (
+    gaussian_delta,
+    gaussian_epsilon,
+    gaussian_mechanism,
+    gaussian_sigma,
+    gaussian_sigma_analytic,
+    gaussian_sigma_classic,
+    laplace_mechanism,
+    symmetric_gaussian_mechanism,
+    symmetric_laplace_mechanism,
+)
 from dpnb.stats import mean_ci, variance_ci
 
 N = 20_000
@@ -23,16 +31,19 @@ def test_laplace_noise_scale():
     _, lo, hi = mean_ci(noise, 0.999)
     assert lo <= 0.0 <= hi
     # variance of Laplace samples: CLT interval on the squared noise (mean 0 is known)
-    _, lo, hi = mean_ci(noise ** 2, 0.999)
+    _, lo, hi = mean_ci(noise**2, 0.999)
     assert lo <= 32.0 <= hi
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    (dict(sensitivity=0, epsilon=1), "sensitivity"),
-    (dict(sensitivity=1, epsilon=0), "epsilon"),
-    (dict(sensitivity=1, epsilon=-1), "epsilon"),
-    (dict(sensitivity=np.nan, epsilon=1), "sensitivity"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        (dict(sensitivity=0, epsilon=1), "sensitivity"),
+        (dict(sensitivity=1, epsilon=0), "epsilon"),
+        (dict(sensitivity=1, epsilon=-1), "epsilon"),
+        (dict(sensitivity=np.nan, epsilon=1), "sensitivity"),
+    ],
+)
 def test_laplace_bad_input(kwargs, match):
     with pytest.raises(ValueError, match=match):
         laplace_mechanism(np.zeros(2), random_state=0, **kwargs)
@@ -45,7 +56,7 @@ def test_symmetric_laplace_is_symmetric_with_right_scale():
     out = symmetric_laplace_mechanism(np.zeros((d, d)), 1.0, 1.0, random_state=2)
     assert np.array_equal(out, out.T)
     upper = out[np.triu_indices(d)]  # the independent coordinates, b = 1
-    _, lo, hi = mean_ci(upper ** 2, 0.999)
+    _, lo, hi = mean_ci(upper**2, 0.999)
     assert lo <= 2.0 <= hi
     with pytest.raises(ValueError, match="square"):
         symmetric_laplace_mechanism(np.zeros((2, 3)), 1, 1)
@@ -65,7 +76,7 @@ def test_gaussian_delta_matches_privacy_loss_monte_carlo():
     # privacy loss L ~ N(mu, 2 mu), mu = Delta^2 / (2 sigma^2); delta(eps) = E[(1 - e^(eps - L))_+]
     rng = np.random.default_rng(3)
     sigma, eps = 0.8, 1.0
-    mu = 1 / (2 * sigma ** 2)
+    mu = 1 / (2 * sigma**2)
     L = rng.normal(mu, np.sqrt(2 * mu), size=400_000)
     _, lo, hi = mean_ci(np.maximum(0.0, 1 - np.exp(eps - L)), 0.999)
     assert lo <= gaussian_delta(eps, sigma, 1.0) <= hi
@@ -111,7 +122,7 @@ def test_gaussian_mechanism_noise_and_calibrations():
     sigma = gaussian_sigma_analytic(1.0, 2.0, 1e-5)
     noise = gaussian_mechanism(np.zeros(N), 1.0, 2.0, 1e-5, random_state=4)
     _, lo, hi = variance_ci(noise, 0.999)
-    assert lo <= sigma ** 2 <= hi
+    assert lo <= sigma**2 <= hi
     with pytest.raises(ValueError, match="epsilon < 1"):
         gaussian_mechanism(np.zeros(2), 1.0, 2.0, 1e-5, calibration="classic")
     with pytest.raises(ValueError, match="delta"):
@@ -125,4 +136,4 @@ def test_symmetric_gaussian():
     assert np.array_equal(out, out.T)
     sigma = gaussian_sigma_analytic(1.0, 1.0, 1e-5)
     _, lo, hi = variance_ci(out[np.triu_indices(d)], 0.999)
-    assert lo <= sigma ** 2 <= hi
+    assert lo <= sigma**2 <= hi

@@ -57,14 +57,17 @@ def test_discretize_uses_declared_bounds_and_keeps_codes():
         discretize(X, (np.array([1.0, 0.0]), np.array([1.0, 2.0])))
 
 
-@pytest.mark.parametrize("kwargs, X, error", [
-    ({"domain_sizes": [3, 3]}, np.zeros((5, 2)), TypeError),
-    ({}, np.zeros((5, 2), dtype=int), ValueError),
-    ({"domain_sizes": [3]}, np.zeros((5, 2), dtype=int), ValueError),
-    ({"domain_sizes": [3, 3]}, np.full((5, 2), 3), ValueError),
-    ({"domain_sizes": [3]}, np.zeros((5, 1), dtype=int), ValueError),
-    ({"domain_sizes": [3, 3], "epsilon": 0.0}, np.zeros((5, 2), dtype=int), ValueError),
-])
+@pytest.mark.parametrize(
+    "kwargs, X, error",
+    [
+        ({"domain_sizes": [3, 3]}, np.zeros((5, 2)), TypeError),
+        ({}, np.zeros((5, 2), dtype=int), ValueError),
+        ({"domain_sizes": [3]}, np.zeros((5, 2), dtype=int), ValueError),
+        ({"domain_sizes": [3, 3]}, np.full((5, 2), 3), ValueError),
+        ({"domain_sizes": [3]}, np.zeros((5, 1), dtype=int), ValueError),
+        ({"domain_sizes": [3, 3], "epsilon": 0.0}, np.zeros((5, 2), dtype=int), ValueError),
+    ],
+)
 def test_bad_input(kwargs, X, error):
     with pytest.raises(error):
         MST(**kwargs).fit(X)

@@ -59,8 +59,9 @@ def test_parameters_cell(path):
     names = set()
     lines = tagged[0].source.splitlines()
     for stmt in ast.parse(tagged[0].source).body:  # only `name: type = <literal>  # help`: no computation
-        assert isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name), \
+        assert isinstance(stmt, ast.AnnAssign) and isinstance(stmt.target, ast.Name), (
             "parameters cell: one annotated assignment per line, `name: type = value  # help`"
+        )
         ast.literal_eval(stmt.value)
         assert "#" in lines[stmt.end_lineno - 1], f"parameter {stmt.target.id} needs a one-line comment"
         names.add(stmt.target.id)
@@ -71,24 +72,39 @@ def test_parameters_cell(path):
     assert set(shown) == names, f"papermill cannot parse {sorted(names - set(shown))} (no '=' in a comment)"
     assert all(p["inferred_type_name"] != "None" and p["help"] for p in shown.values())
     following = nb.cells[nb.cells.index(tagged[0]) + 1]
-    assert "check_parameters(globals())" in following.source, \
+    assert "check_parameters(globals())" in following.source, (
         "the cell after the parameters must validate them: check_parameters(globals()) and range checks"
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_sections_in_order(path):
     nb = nbformat.read(path, as_version=4)
-    headings = [line.lstrip("#").strip() for c in nb.cells if c.cell_type == "markdown"
-                for line in c.source.splitlines() if re.match(r"^#{1,2} ", line)]
+    headings = [
+        line.lstrip("#").strip()
+        for c in nb.cells
+        if c.cell_type == "markdown"
+        for line in c.source.splitlines()
+        if re.match(r"^#{1,2} ", line)
+    ]
     positions = []
     for section in SECTIONS:
-        hits = [i for i, h in enumerate(headings) if h.lower().split(":")[0].strip().startswith(section.lower())
-                or re.match(rf"^\d+\.?\s+{section.lower()}", h.lower())]
+        hits = [
+            i
+            for i, h in enumerate(headings)
+            if h.lower().split(":")[0].strip().startswith(section.lower())
+            or re.match(rf"^\d+\.?\s+{section.lower()}", h.lower())
+        ]
         assert hits, f"missing a '## {section}' section"
         positions.append(hits[0])
     assert positions == sorted(positions), f"sections out of order: {SECTIONS}"
-    assert any(h.lower().startswith("errata") or "errata" in h.lower()
-               for c in nb.cells if c.cell_type == "markdown" for h in c.source.splitlines() if h.startswith("#"))
+    assert any(
+        h.lower().startswith("errata") or "errata" in h.lower()
+        for c in nb.cells
+        if c.cell_type == "markdown"
+        for h in c.source.splitlines()
+        if h.startswith("#")
+    )
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)

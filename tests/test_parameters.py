@@ -5,8 +5,19 @@ from dpnb.parameters import REPOSITORY, check_parameters, output_path
 
 def namespace(**values):
     ns = {"__annotations__": {"seed": int, "epsilon": float, "dims": list[int], "name": str, "limit": int | None}}
-    ns.update({"seed": 1, "epsilon": 1.0, "dims": [1, 2], "name": "x", "limit": None, "In": [], "np": __import__("numpy"),
-               "check_parameters": check_parameters, "_": 3})
+    ns.update(
+        {
+            "seed": 1,
+            "epsilon": 1.0,
+            "dims": [1, 2],
+            "name": "x",
+            "limit": None,
+            "In": [],
+            "np": __import__("numpy"),
+            "check_parameters": check_parameters,
+            "_": 3,
+        }
+    )
     ns.update(values)
     return ns
 
@@ -21,8 +32,10 @@ def test_unknown_names_are_refused_with_the_known_ones_listed():
         check_parameters(namespace(epsilo=0.5))
 
 
-@pytest.mark.parametrize("name, value", [("seed", 1.0), ("seed", True), ("epsilon", "1"), ("dims", [1.5]),
-                                         ("dims", 3), ("name", 1), ("limit", "a")])
+@pytest.mark.parametrize(
+    "name, value",
+    [("seed", 1.0), ("seed", True), ("epsilon", "1"), ("dims", [1.5]), ("dims", 3), ("name", 1), ("limit", "a")],
+)
 def test_wrong_types_name_the_parameter(name, value):
     with pytest.raises(TypeError, match=f"parameter {name} must be"):
         check_parameters(namespace(**{name: value}))

@@ -50,8 +50,8 @@ def test_box_bounds_and_coordinate_bounds():
 
 def test_second_moment_sensitivity_formula_and_brute_force():
     c = np.array([1.0, 0.5, 2.0])
-    assert second_moment_sensitivity(c, 4, part="full") == pytest.approx(3.5 ** 2 / 4)
-    assert second_moment_sensitivity(c, 4) == pytest.approx((3.5 ** 2 + 5.25) / 8)
+    assert second_moment_sensitivity(c, 4, part="full") == pytest.approx(3.5**2 / 4)
+    assert second_moment_sensitivity(c, 4) == pytest.approx((3.5**2 + 5.25) / 8)
     # exhaustive over a grid of the box (vertices, zero, midpoints): the maximum equals the formula
     grid = [np.array(p) * c for p in itertools.product([-1.0, -0.5, 0.0, 0.5, 1.0], repeat=3)]
     iu = np.triu_indices(3)
@@ -64,10 +64,16 @@ def test_second_moment_sensitivity_formula_and_brute_force():
     assert best_triu == pytest.approx(second_moment_sensitivity(c, 1))
 
 
-@pytest.mark.parametrize("bounds,n,kwargs,match", [([1.0, 0.0], 3, {}, "coordinate_bound"),
-                                                   ([1.0], 0, {}, "n_samples"),
-                                                   ([[1.0]], 3, {}, "1-dimensional"), ([np.nan], 3, {}, "NaN"),
-                                                   ([1.0], 3, {"part": "lower"}, "part")])
+@pytest.mark.parametrize(
+    "bounds,n,kwargs,match",
+    [
+        ([1.0, 0.0], 3, {}, "coordinate_bound"),
+        ([1.0], 0, {}, "n_samples"),
+        ([[1.0]], 3, {}, "1-dimensional"),
+        ([np.nan], 3, {}, "NaN"),
+        ([1.0], 3, {"part": "lower"}, "part"),
+    ],
+)
 def test_second_moment_sensitivity_bad_input(bounds, n, kwargs, match):
     with pytest.raises(ValueError, match=match):
         second_moment_sensitivity(bounds, n, **kwargs)
@@ -95,9 +101,18 @@ def test_eigenvalue_sensitivity_value_and_attained():
 def test_eigenvalue_sensitivity_survives_search():
     def query(X):
         return np.linalg.eigvalsh(X.T @ X / (5 * 3))[::-1][:2]
-    res = audit.search_sensitivity(query, audit.ReplaceRowBox(-1, 1), 5, 3, norm=1,
-                                   claimed=eigenvalue_sensitivity(2, 5), n_starts=5, n_steps=80,
-                                   random_state=1)
+
+    res = audit.search_sensitivity(
+        query,
+        audit.ReplaceRowBox(-1, 1),
+        5,
+        3,
+        norm=1,
+        claimed=eigenvalue_sensitivity(2, 5),
+        n_starts=5,
+        n_steps=80,
+        random_state=1,
+    )
     assert not res.exceeds
 
 
@@ -124,8 +139,9 @@ def test_gaussian_draws_law_and_sign_invariance():
     np.testing.assert_allclose(Z.mean(axis=0), [1.0, -1.0], atol=0.05)  # > 4 standard errors
     np.testing.assert_allclose(np.cov(Z.T), cov, atol=0.08)
     # the draws depend on the covariance only, not on which eigenvector signs a solver returns
-    np.testing.assert_array_equal(gaussian_draws(np.zeros(2), cov, 5, random_state=1),
-                                  gaussian_draws(np.zeros(2), cov.copy(), 5, random_state=1))
+    np.testing.assert_array_equal(
+        gaussian_draws(np.zeros(2), cov, 5, random_state=1), gaussian_draws(np.zeros(2), cov.copy(), 5, random_state=1)
+    )
     assert gaussian_draws(np.zeros(3), np.zeros((3, 3)), 4, random_state=0).shape == (4, 3)
 
 
@@ -140,8 +156,9 @@ def test_feature_scale_and_reduce_features_stay_in_box():
     assert np.abs(Z).max() == pytest.approx(2.0)  # the exact range is reached at a vertex
     # the scale of a Gaussian projection does not matter after the rescaling
     R = gaussian_projection(9, 3, random_state=4)
-    np.testing.assert_allclose(reduce_features(vertices, R, bounds=(-2.0, 2.0)),
-                               reduce_features(vertices, 5 * R, bounds=(-2.0, 2.0)))
+    np.testing.assert_allclose(
+        reduce_features(vertices, R, bounds=(-2.0, 2.0)), reduce_features(vertices, 5 * R, bounds=(-2.0, 2.0))
+    )
     with pytest.raises(ValueError, match="zero columns"):
         feature_scale(np.zeros((3, 2)))
     with pytest.raises(ValueError, match="outside the declared bounds"):
@@ -170,8 +187,9 @@ def test_analyze_gauss_pca(data):
     X = data[0] / np.sqrt(6)
     V = analyze_gauss_pca(X, 3, 1.0, 1e-5, random_state=0)
     np.testing.assert_allclose(V.T @ V, np.eye(3), atol=1e-10)
-    np.testing.assert_allclose(np.abs(analyze_gauss_pca(X, 3, np.inf, 1e-5).T @ public_pca(X, 3)), np.eye(3),
-                               atol=1e-10)
+    np.testing.assert_allclose(
+        np.abs(analyze_gauss_pca(X, 3, np.inf, 1e-5).T @ public_pca(X, 3)), np.eye(3), atol=1e-10
+    )
     with pytest.raises(ValueError, match="norm"):
         analyze_gauss_pca(data[0], 3, 1.0, 1e-5, data_norm=1.0)
     with pytest.raises(ValueError, match="classic"):
@@ -194,11 +212,13 @@ def test_public_pca(data):
 # --- PCAGauss: the estimator contract ---------------------------------------------------------
 def _models(X):
     W = public_pca(X, 2)
-    return [PCAGauss(2, 0.7, random_state=0),
-            PCAGauss(2, 0.7, basis=W, random_state=0),
-            PCAGauss(2, 0.7, mode="supervised", basis=W, mean_fraction=0.2, random_state=0),
-            PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, random_state=0),
-            PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, calibration="paper", random_state=0)]
+    return [
+        PCAGauss(2, 0.7, random_state=0),
+        PCAGauss(2, 0.7, basis=W, random_state=0),
+        PCAGauss(2, 0.7, mode="supervised", basis=W, mean_fraction=0.2, random_state=0),
+        PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, random_state=0),
+        PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, calibration="paper", random_state=0),
+    ]
 
 
 def _fit(model, data):
@@ -326,18 +346,24 @@ def test_gmm_paper_calibration_scales_with_private_class_sizes(data):
     assert {k: v[0] for k, v in model.budget_.items()} == pytest.approx({"class_means": 0.1, "class_covariances": 0.9})
 
 
-@pytest.mark.parametrize("kwargs,match", [
-    ({"mode": "pca"}, "mode"),
-    ({"mode": "supervised"}, "independently derived basis"),
-    ({"mode": "gmm", "basis": np.eye(6)[:, :2]}, "n_classes"),
-    ({"n_classes": 2}, "only used with mode='gmm'"),
-    ({"mean_fraction": 1.0}, "mean_fraction"),
-    ({"mean_fraction": 0.1}, "releases no mean"),
-    ({"mode": "gmm", "basis": np.eye(6)[:, :2], "n_classes": 2, "mean_fraction": 0.6, "count_fraction": 0.5}, "< 1"),
-    ({"bounds": (0.0, 0.0)}, "low < high"),
-    ({"basis": np.eye(6)[:, :3]}, "n_components=2"),
-    ({"calibration": "published"}, "calibration"),
-])
+@pytest.mark.parametrize(
+    "kwargs,match",
+    [
+        ({"mode": "pca"}, "mode"),
+        ({"mode": "supervised"}, "independently derived basis"),
+        ({"mode": "gmm", "basis": np.eye(6)[:, :2]}, "n_classes"),
+        ({"n_classes": 2}, "only used with mode='gmm'"),
+        ({"mean_fraction": 1.0}, "mean_fraction"),
+        ({"mean_fraction": 0.1}, "releases no mean"),
+        (
+            {"mode": "gmm", "basis": np.eye(6)[:, :2], "n_classes": 2, "mean_fraction": 0.6, "count_fraction": 0.5},
+            "< 1",
+        ),
+        ({"bounds": (0.0, 0.0)}, "low < high"),
+        ({"basis": np.eye(6)[:, :3]}, "n_components=2"),
+        ({"calibration": "published"}, "calibration"),
+    ],
+)
 def test_pcagauss_bad_parameters(data, kwargs, match):
     model = PCAGauss(2, 1.0, **kwargs)  # __init__ only stores
     with pytest.raises(ValueError, match=match):

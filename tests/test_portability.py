@@ -58,9 +58,21 @@ def test_output_differences_names_the_cell():
 
 
 def test_exec_runs_a_command_in_the_configuration():
-    out = subprocess.run([sys.executable, "-m", "dpnb.portability", "exec", "sandybridge-1thread", sys.executable,
-                          "-c", "import os; print(os.environ['OPENBLAS_NUM_THREADS'])"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpnb.portability",
+            "exec",
+            "sandybridge-1thread",
+            sys.executable,
+            "-c",
+            "import os; print(os.environ['OPENBLAS_NUM_THREADS'])",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert out.stdout.strip() == "1"
     bad = subprocess.run([sys.executable, "-m", "dpnb.portability", "exec"], capture_output=True, text=True)
     assert bad.returncode == 2 and "usage" in bad.stderr
@@ -69,8 +81,10 @@ def test_exec_runs_a_command_in_the_configuration():
 def test_a_print_split_into_pieces_compares_equal():
     a, b = _notebook("1"), _notebook("1")
     a.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x = 1\ny = 2\n")]
-    b.cells[1].outputs = [nbformat.v4.new_output("stream", name="stdout", text="x = 1\ny"),
-                          nbformat.v4.new_output("stream", name="stdout", text=" = 2\n")]
+    b.cells[1].outputs = [
+        nbformat.v4.new_output("stream", name="stdout", text="x = 1\ny"),
+        nbformat.v4.new_output("stream", name="stdout", text=" = 2\n"),
+    ]
     assert portability.output_differences(a, b) == []
     b.cells[1].outputs[1]["name"] = "stderr"
     assert portability.output_differences(a, b) != []

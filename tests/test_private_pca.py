@@ -154,9 +154,13 @@ def test_ppca_exact_sampler_matches_gibbs():
 
 
 def _estimators():
-    return (ModSULQ(2, 1.0, 1e-3, random_state=9), ModSULQ(2, 1.0, 1e-3, calibration="paper", random_state=9),
-            ModSULQ(2, 0.5, 1e-3, gaussian="classic", random_state=9), PPCA(2, 1.0, n_iter=10, random_state=9),
-            PPCA(1, 1.0, sampler="exact", random_state=9))
+    return (
+        ModSULQ(2, 1.0, 1e-3, random_state=9),
+        ModSULQ(2, 1.0, 1e-3, calibration="paper", random_state=9),
+        ModSULQ(2, 0.5, 1e-3, gaussian="classic", random_state=9),
+        PPCA(2, 1.0, n_iter=10, random_state=9),
+        PPCA(1, 1.0, sampler="exact", random_state=9),
+    )
 
 
 @pytest.mark.parametrize("est", _estimators())
@@ -190,24 +194,40 @@ def test_estimator_attributes_and_pipeline():
 @pytest.mark.parametrize("est", _estimators())
 def test_infinite_epsilon_is_noiseless(est):
     X = _data()
-    top = np.linalg.eigh(second_moment(X))[1][:, ::-1][:, :est.n_components]
+    top = np.linalg.eigh(second_moment(X))[1][:, ::-1][:, : est.n_components]
     V = est.set_params(epsilon=np.inf).fit(X).components_.T
     np.testing.assert_allclose(np.abs(V.T @ top), np.eye(est.n_components), atol=1e-10)
 
 
-@pytest.mark.parametrize("params,error", [({"epsilon": 0.0}, ValueError), ({"epsilon": "1"}, TypeError),
-                                          ({"delta": 1.5}, ValueError), ({"delta": None}, TypeError),
-                                          ({"calibration": "exact"}, ValueError), ({"gaussian": "x"}, ValueError),
-                                          ({"n_components": 2.0}, TypeError), ({"random_state": "x"}, TypeError)])
+@pytest.mark.parametrize(
+    "params,error",
+    [
+        ({"epsilon": 0.0}, ValueError),
+        ({"epsilon": "1"}, TypeError),
+        ({"delta": 1.5}, ValueError),
+        ({"delta": None}, TypeError),
+        ({"calibration": "exact"}, ValueError),
+        ({"gaussian": "x"}, ValueError),
+        ({"n_components": 2.0}, TypeError),
+        ({"random_state": "x"}, TypeError),
+    ],
+)
 def test_estimator_bad_parameters_fail_in_fit(params, error):
     est = ModSULQ(2, 1.0, 1e-3).set_params(**params)  # __init__ stores, fit validates
     with pytest.raises(error):
         est.fit(_data())
 
 
-@pytest.mark.parametrize("params,error", [({"epsilon": -1.0}, ValueError), ({"epsilon": None}, TypeError),
-                                          ({"n_iter": -1}, ValueError), ({"sampler": "x"}, ValueError),
-                                          ({"data_norm": 0.0}, ValueError)])
+@pytest.mark.parametrize(
+    "params,error",
+    [
+        ({"epsilon": -1.0}, ValueError),
+        ({"epsilon": None}, TypeError),
+        ({"n_iter": -1}, ValueError),
+        ({"sampler": "x"}, ValueError),
+        ({"data_norm": 0.0}, ValueError),
+    ],
+)
 def test_ppca_bad_parameters_fail_in_fit(params, error):
     with pytest.raises(error):
         PPCA(2, 1.0).set_params(**params).fit(_data())
@@ -227,6 +247,7 @@ def test_flat_alignment_matches_exact_sampler(d, c):
 def test_flat_alignment_limits_and_tiny_tails():
     # c = 0: s^2 ~ Beta(1/2, (d-1)/2), so E[s] = Gamma(d/2) / (sqrt(pi) Gamma((d+1)/2))
     from scipy.special import gammaln
+
     for d in (3, 10, 400):
         exact = np.exp(gammaln(d / 2) - gammaln((d + 1) / 2)) / np.sqrt(np.pi)
         assert ppca_flat_alignment_mean(d, 0.0) == pytest.approx(exact, rel=1e-7)
@@ -245,28 +266,31 @@ def test_spike_and_figure2_data():
     np.testing.assert_array_equal(synthetic_figure2(5, random_state=1)[0], synthetic_figure2(5, random_state=1)[0])
 
 
-@pytest.mark.parametrize("call,match", [
-    (lambda X: mod_sulq(X, 2, 0.0, 1e-3), "epsilon"),
-    (lambda X: mod_sulq(X, 2, 1.0, 1.5), "delta"),
-    (lambda X: mod_sulq(X, 6, 1.0, 1e-3), "n_components must satisfy"),
-    (lambda X: mod_sulq(X, 2, 1.0, 1e-3, calibration="analytic"), "calibration"),
-    (lambda X: mod_sulq(X, 2, 2.0, 1e-3, gaussian="classic"), "epsilon < 1"),
-    (lambda X: mod_sulq(X, 2, 1.0, 1e-3, n_draws=0), "n_draws"),
-    (lambda X: mod_sulq(X * 3, 2, 1.0, 1e-3), "norm"),
-    (lambda X: mod_sulq(np.where(X > 0.3, np.nan, X), 2, 1.0, 1e-3), "NaN"),
-    (lambda X: mod_sulq(X[:, 0], 1, 1.0, 1e-3), "2-dimensional"),
-    (lambda X: ppca(X, 5, 1.0), "n_components < d"),
-    (lambda X: ppca(X, 2, 1.0, sampler="exact"), "n_components=1"),
-    (lambda X: ppca(X, 2, -1.0), "epsilon"),
-    (lambda X: ppca(X, 2, 1.0, data_norm=0.0), "data_norm"),
-    (lambda X: ppca(X, 2, 1.0, n_iter=-2), "n_iter"),
-    (lambda X: mod_sulq_beta(0, 10, 1.0, 0.1), "n_features"),
-    (lambda X: second_moment_sensitivity(0), "n_samples"),
-    (lambda X: second_moment_sensitivity(10, part="lower"), "part"),
-    (lambda X: ppca_flat_alignment_sf(1.5, 5, 1.0), "rho"),
-    (lambda X: ppca_flat_alignment_mean(5, -1.0), "concentration"),
-    (lambda X: spike_data(10, 3, 1.0), "share"),
-])
+@pytest.mark.parametrize(
+    "call,match",
+    [
+        (lambda X: mod_sulq(X, 2, 0.0, 1e-3), "epsilon"),
+        (lambda X: mod_sulq(X, 2, 1.0, 1.5), "delta"),
+        (lambda X: mod_sulq(X, 6, 1.0, 1e-3), "n_components must satisfy"),
+        (lambda X: mod_sulq(X, 2, 1.0, 1e-3, calibration="analytic"), "calibration"),
+        (lambda X: mod_sulq(X, 2, 2.0, 1e-3, gaussian="classic"), "epsilon < 1"),
+        (lambda X: mod_sulq(X, 2, 1.0, 1e-3, n_draws=0), "n_draws"),
+        (lambda X: mod_sulq(X * 3, 2, 1.0, 1e-3), "norm"),
+        (lambda X: mod_sulq(np.where(X > 0.3, np.nan, X), 2, 1.0, 1e-3), "NaN"),
+        (lambda X: mod_sulq(X[:, 0], 1, 1.0, 1e-3), "2-dimensional"),
+        (lambda X: ppca(X, 5, 1.0), "n_components < d"),
+        (lambda X: ppca(X, 2, 1.0, sampler="exact"), "n_components=1"),
+        (lambda X: ppca(X, 2, -1.0), "epsilon"),
+        (lambda X: ppca(X, 2, 1.0, data_norm=0.0), "data_norm"),
+        (lambda X: ppca(X, 2, 1.0, n_iter=-2), "n_iter"),
+        (lambda X: mod_sulq_beta(0, 10, 1.0, 0.1), "n_features"),
+        (lambda X: second_moment_sensitivity(0), "n_samples"),
+        (lambda X: second_moment_sensitivity(10, part="lower"), "part"),
+        (lambda X: ppca_flat_alignment_sf(1.5, 5, 1.0), "rho"),
+        (lambda X: ppca_flat_alignment_mean(5, -1.0), "concentration"),
+        (lambda X: spike_data(10, 3, 1.0), "share"),
+    ],
+)
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call(_data())

@@ -5,10 +5,21 @@ import pytest
 from dpnb.report import format_value, markdown_table, show_markdown
 
 
-@pytest.mark.parametrize("value,expected", [
-    (1.23456, "1.235"), (np.float32(0.5), "0.500"), (3, "3"), (np.int64(7), "7"), (True, "True"),
-    (1e-7, "1.000e-07"), (2.5e8, "2.500e+08"), (0.0, "0.000"), (float("nan"), "nan"), ("a|b", "a\\|b"),
-])
+@pytest.mark.parametrize(
+    "value,expected",
+    [
+        (1.23456, "1.235"),
+        (np.float32(0.5), "0.500"),
+        (3, "3"),
+        (np.int64(7), "7"),
+        (True, "True"),
+        (1e-7, "1.000e-07"),
+        (2.5e8, "2.500e+08"),
+        (0.0, "0.000"),
+        (float("nan"), "nan"),
+        ("a|b", "a\\|b"),
+    ],
+)
 def test_format_value(value, expected):
     assert format_value(value) == expected
 

@@ -43,12 +43,15 @@ def test_algorithm2_projection_is_orthonormal(take):
     np.testing.assert_allclose(W @ W.T, np.eye(5), atol=1e-12)
 
 
-@pytest.mark.parametrize("kwargs, error, match", [
-    ({"n_features": 5, "n_components": 6}, ValueError, "n_components must satisfy"),
-    ({"n_features": 0, "n_components": 1}, ValueError, "n_features must be an integer >= 1"),
-    ({"n_features": 5, "n_components": 2, "take": "diag"}, ValueError, "take must be one of"),
-    ({"n_features": 5.0, "n_components": 2}, TypeError, "n_features must be an integer"),
-])
+@pytest.mark.parametrize(
+    "kwargs, error, match",
+    [
+        ({"n_features": 5, "n_components": 6}, ValueError, "n_components must satisfy"),
+        ({"n_features": 0, "n_components": 1}, ValueError, "n_features must be an integer >= 1"),
+        ({"n_features": 5, "n_components": 2, "take": "diag"}, ValueError, "take must be one of"),
+        ({"n_features": 5.0, "n_components": 2}, TypeError, "n_features must be an integer"),
+    ],
+)
 def test_algorithm2_projection_bad_input(kwargs, error, match):
     with pytest.raises(error, match=match):
         algorithm2_projection(random_state=0, **kwargs)
@@ -139,15 +142,18 @@ def test_mle_covariance_sensitivity_holds_on_random_neighbours():
         assert np.abs(D).sum() <= bound + 1e-12
 
 
-@pytest.mark.parametrize("call, error, match", [
-    (lambda: covariance_sensitivity(0, 5), ValueError, "n_components must be finite and > 0"),
-    (lambda: covariance_sensitivity(3, 5, part="lower"), ValueError, "part must be"),
-    (lambda: covariance_sensitivity(3, 5, calibration="published"), ValueError, "calibration must be"),
-    (lambda: covariance_sensitivity(3, 5, label_bound=-1), ValueError, "label_bound"),
-    (lambda: covariance_sensitivity("3", 5), TypeError, "n_components"),
-    (lambda: mean_sensitivity(4, 0), ValueError, "n_samples must be finite and > 0"),
-    (lambda: mle_covariance_sensitivity(3, -1), ValueError, "n_samples must be finite and > 0"),
-])
+@pytest.mark.parametrize(
+    "call, error, match",
+    [
+        (lambda: covariance_sensitivity(0, 5), ValueError, "n_components must be finite and > 0"),
+        (lambda: covariance_sensitivity(3, 5, part="lower"), ValueError, "part must be"),
+        (lambda: covariance_sensitivity(3, 5, calibration="published"), ValueError, "calibration must be"),
+        (lambda: covariance_sensitivity(3, 5, label_bound=-1), ValueError, "label_bound"),
+        (lambda: covariance_sensitivity("3", 5), TypeError, "n_components"),
+        (lambda: mean_sensitivity(4, 0), ValueError, "n_samples must be finite and > 0"),
+        (lambda: mle_covariance_sensitivity(3, -1), ValueError, "n_samples must be finite and > 0"),
+    ],
+)
 def test_sensitivity_bad_input(call, error, match):
     with pytest.raises(error, match=match):
         call()
@@ -162,8 +168,18 @@ def test_covariance_sensitivity_audit_labelled():
     Xp = X.copy()
     Xp[0] = np.append(v, -a)
     for part, norm in (("full", 1), ("upper", lambda A, B: np.abs(np.triu(A - B)).sum())):
-        res = search_sensitivity(second_moment, LabelledBall(a), n, p + 1, norm=norm, n_starts=2, n_steps=60,
-                                 claimed=covariance_sensitivity(p, n, a, part=part), starts=[(X, Xp)], random_state=0)
+        res = search_sensitivity(
+            second_moment,
+            LabelledBall(a),
+            n,
+            p + 1,
+            norm=norm,
+            n_starts=2,
+            n_steps=60,
+            claimed=covariance_sensitivity(p, n, a, part=part),
+            starts=[(X, Xp)],
+            random_state=0,
+        )
         assert not res.exceeds
     assert res.max_found > covariance_sensitivity(p, n, a, calibration="paper") / 2  # upper triangle ~ half
 
@@ -195,8 +211,17 @@ def test_identity_sensitivity_audit(seed):
     B_bern = rng.choice([-1.0, 1.0], size=(k, m)) / np.sqrt(k)
     B_pca = np.linalg.qr(rng.standard_normal((m, k)))[0].T
     for B in (B_bern, B_pca):
-        res = search_sensitivity(lambda X, B=B: X @ B.T, ReplaceRowL2Ball(1.0, on_sphere=True), 3, m, norm=1,
-                                 claimed=projected_identity_sensitivity(B), n_starts=3, n_steps=150, random_state=rng)
+        res = search_sensitivity(
+            lambda X, B=B: X @ B.T,
+            ReplaceRowL2Ball(1.0, on_sphere=True),
+            3,
+            m,
+            norm=1,
+            claimed=projected_identity_sensitivity(B),
+            n_starts=3,
+            n_steps=150,
+            random_state=rng,
+        )
         assert not res.exceeds
         assert res.max_found > 0.5 * res.claimed
 
@@ -214,8 +239,9 @@ def test_identity_sensitivity_attained_for_orthonormal_basis():
 def test_shapes_and_valid_covariance(data, mode, reconstruct):
     X, y_reg, y_cls = data
     y = {"unsupervised": None, "supervised": y_reg, "gmm": y_cls}[mode]
-    model = RONGauss(4, 1.0, mode=mode, label_bound=1.0 if mode == "supervised" else None,
-                     reconstruct=reconstruct, random_state=0).fit(X, y)
+    model = RONGauss(
+        4, 1.0, mode=mode, label_bound=1.0 if mode == "supervised" else None, reconstruct=reconstruct, random_state=0
+    ).fit(X, y)
     X_syn, y_syn = model.sample(50)
     assert X_syn.shape == (50, 12 if reconstruct else 4)
     assert model.components_.shape == (4, 12)
@@ -235,8 +261,9 @@ def test_budget_split_and_sensitivity(data):
     model = RONGauss(5, 2.0, mean_fraction=0.25, random_state=0).fit(X)
     assert model.budget_ == {"mean": (0.5, 0.0), "covariance": (1.5, 0.0)}
     assert budget_total(model.budget_) == (2.0, 0.0)
-    assert model.sensitivity_ == pytest.approx({"covariance": covariance_sensitivity(5, 400),
-                                                "mean": mean_sensitivity(12, 400)})
+    assert model.sensitivity_ == pytest.approx(
+        {"covariance": covariance_sensitivity(5, 400), "mean": mean_sensitivity(12, 400)}
+    )
     assert model.n_features_in_ == 12
 
 
@@ -244,8 +271,7 @@ def test_gmm_budget_and_per_class_sensitivity(data):
     X, _, y = data
     model = RONGauss(3, 1.0, mode="gmm", random_state=0).fit(X, y)
     assert budget_total(model.budget_) == pytest.approx((1.0, 0.0))
-    np.testing.assert_allclose(model.sensitivity_["covariance"],
-                               [covariance_sensitivity(3, c) for c in np.bincount(y)])
+    np.testing.assert_allclose(model.sensitivity_["covariance"], [covariance_sensitivity(3, c) for c in np.bincount(y)])
 
 
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
@@ -349,24 +375,27 @@ def test_paper_projection_option(data):
     np.testing.assert_allclose(model.components_, algorithm2_projection(12, 3, random_state=0))
 
 
-@pytest.mark.parametrize("kwargs, fit_y, error, match", [
-    ({"epsilon": 0.0}, None, ValueError, "epsilon must be > 0"),
-    ({"epsilon": -1.0}, None, ValueError, "epsilon must be > 0"),
-    ({"epsilon": "1"}, None, TypeError, "epsilon must be a positive real number"),
-    ({"n_components": 13}, None, ValueError, "n_components must satisfy"),
-    ({"n_components": 2.0}, None, TypeError, "n_components must be an integer"),
-    ({"mode": "pca"}, None, ValueError, "mode must be one of"),
-    ({"projection": "qr"}, None, ValueError, "projection must be one of"),
-    ({"mean_fraction": 1.0}, None, ValueError, "mean_fraction must lie in"),
-    ({"mean_fraction": "0.3"}, None, TypeError, "mean_fraction must be a real number"),
-    ({"reconstruct": 1}, None, TypeError, "reconstruct must be True or False"),
-    ({"mode": "supervised"}, "reg", ValueError, "needs label_bound"),
-    ({"label_bound": 1.0}, None, ValueError, "only used with mode='supervised'"),
-    ({"mode": "gmm"}, None, ValueError, "needs labels y"),
-    ({"mode": "gmm", "add_mean": True}, "cls", ValueError, "add_mean does not apply"),
-    ({"mode": "gmm"}, "short", ValueError, "y must be 1-dimensional with 400 entries"),
-    ({"random_state": "x"}, None, TypeError, "random_state"),
-])
+@pytest.mark.parametrize(
+    "kwargs, fit_y, error, match",
+    [
+        ({"epsilon": 0.0}, None, ValueError, "epsilon must be > 0"),
+        ({"epsilon": -1.0}, None, ValueError, "epsilon must be > 0"),
+        ({"epsilon": "1"}, None, TypeError, "epsilon must be a positive real number"),
+        ({"n_components": 13}, None, ValueError, "n_components must satisfy"),
+        ({"n_components": 2.0}, None, TypeError, "n_components must be an integer"),
+        ({"mode": "pca"}, None, ValueError, "mode must be one of"),
+        ({"projection": "qr"}, None, ValueError, "projection must be one of"),
+        ({"mean_fraction": 1.0}, None, ValueError, "mean_fraction must lie in"),
+        ({"mean_fraction": "0.3"}, None, TypeError, "mean_fraction must be a real number"),
+        ({"reconstruct": 1}, None, TypeError, "reconstruct must be True or False"),
+        ({"mode": "supervised"}, "reg", ValueError, "needs label_bound"),
+        ({"label_bound": 1.0}, None, ValueError, "only used with mode='supervised'"),
+        ({"mode": "gmm"}, None, ValueError, "needs labels y"),
+        ({"mode": "gmm", "add_mean": True}, "cls", ValueError, "add_mean does not apply"),
+        ({"mode": "gmm"}, "short", ValueError, "y must be 1-dimensional with 400 entries"),
+        ({"random_state": "x"}, None, TypeError, "random_state"),
+    ],
+)
 def test_bad_parameters(data, kwargs, fit_y, error, match):
     X, y_reg, y_cls = data
     y = {None: None, "reg": y_reg, "cls": y_cls, "short": y_cls[:10]}[fit_y]

@@ -10,13 +10,16 @@ from dpnb.claims import KEYS
 def _write_notebook(folder, stem, verdict="holds"):
     nb = nbformat.v4.new_notebook()
     nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell('scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder')
+    params = nbformat.v4.new_code_cell(
+        'scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder'
+    )
     params.metadata["tags"] = ["parameters"]
     body = nbformat.v4.new_code_cell(
         "from dpnb.claims import ClaimTable\n"
         f"t = ClaimTable('{stem}')\n"
         f"t.add('c1', 'Demo Lemma 1', 'scale', '1', str(scale), '{verdict}')\n"
-        "t.write_json(output_dir)")
+        "t.write_json(output_dir)"
+    )
     nb.cells = [params, body]
     nbformat.write(nb, folder / f"{stem}.ipynb")
 
@@ -62,8 +65,24 @@ def test_profile_without_entry_runs_defaults_and_says_so(tmp_path, capsys):
     (nbdir / "profiles").mkdir()
     (nbdir / "profiles" / "alpha.yml").write_text("paper:\n  scale: 7\n")
     out = tmp_path / "results"
-    assert run.main(["--profile", "paper", "-p", "scale", "3", "--only", "beta", "--output", str(out),
-                     "--notebooks", str(nbdir)]) == 0
+    assert (
+        run.main(
+            [
+                "--profile",
+                "paper",
+                "-p",
+                "scale",
+                "3",
+                "--only",
+                "beta",
+                "--output",
+                str(out),
+                "--notebooks",
+                str(nbdir),
+            ]
+        )
+        == 0
+    )
     assert "profile 'paper' has no entry for beta: ran with their defaults" in capsys.readouterr().out
     assert json.loads((out / "claims.json").read_text())[0]["measured"] == "3"
 
@@ -80,7 +99,10 @@ def test_execute_and_gather(tmp_path, capsys):
     assert run.main(["--profile", "paper", "--output", str(out), "--notebooks", str(nbdir)]) == 0
     claims = json.loads((out / "claims.json").read_text())
     assert [tuple(c) for c in claims] == [KEYS, KEYS]
-    assert [(c["notebook"], c["measured"], c["verdict"]) for c in claims] == [("alpha", "7", "holds"), ("beta", "8", "fails")]
+    assert [(c["notebook"], c["measured"], c["verdict"]) for c in claims] == [
+        ("alpha", "7", "holds"),
+        ("beta", "8", "fails"),
+    ]
     assert (out / "alpha.ipynb").is_file() and not (nbdir / "alpha").exists()
     printed = capsys.readouterr().out
     assert "| total | 1 | 1 | 0 | 0 |" in printed
@@ -100,6 +122,8 @@ def test_failing_notebook_is_reported(tmp_path, capsys):
 
 
 def test_summarize():
-    claims = [dict(zip(KEYS, ["a", "1", "s", "st", "e", "m", "holds"])),
-              dict(zip(KEYS, ["a", "2", "s", "st", "e", "m", "corrected"]))]
+    claims = [
+        dict(zip(KEYS, ["a", "1", "s", "st", "e", "m", "holds"])),
+        dict(zip(KEYS, ["a", "2", "s", "st", "e", "m", "corrected"])),
+    ]
     assert run.summarize(claims).splitlines()[-1] == "| total | 1 | 0 | 1 | 0 |"

@@ -30,8 +30,17 @@ def test_streams_are_independent():
     assert abs(np.corrcoef(a, b)[0, 1]) < 0.035
 
 
-@pytest.mark.parametrize("seed, key, error", [(1.5, "a", TypeError), (True, "a", TypeError), (-1, "a", ValueError),
-                                              (1, 1.5, TypeError), (1, (), ValueError), (1, ("a", None), TypeError)])
+@pytest.mark.parametrize(
+    "seed, key, error",
+    [
+        (1.5, "a", TypeError),
+        (True, "a", TypeError),
+        (-1, "a", ValueError),
+        (1, 1.5, TypeError),
+        (1, (), ValueError),
+        (1, ("a", None), TypeError),
+    ],
+)
 def test_stream_rejects_bad_input(seed, key, error):
     with pytest.raises(error):
         stream(seed, key)

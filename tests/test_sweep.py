@@ -40,8 +40,12 @@ def no_seed(x):
 def client():
     from distributed import Client, LocalCluster
 
-    with LocalCluster(n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0",
-                      silence_logs=logging.ERROR) as cluster, Client(cluster) as c:
+    with (
+        LocalCluster(
+            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=logging.ERROR
+        ) as cluster,
+        Client(cluster) as c,
+    ):
         yield c
 
 
@@ -59,7 +63,8 @@ def _notebook(folder):
         "t = ClaimTable('demo')\n"
         "t.add('c1', 'Demo Lemma 1', 'alpha bound', '1', str(alpha), 'holds' if alpha <= 1 else 'fails')\n"
         "t.write_json(output_dir)\n"
-        "pathlib.Path(output_dir, 'metrics.json').write_text(json.dumps({'twice': 2 * alpha + seed}))")
+        "pathlib.Path(output_dir, 'metrics.json').write_text(json.dumps({'twice': 2 * alpha + seed}))"
+    )
     nb.cells = [params, body]
     path = folder / "demo.ipynb"
     nbformat.write(nb, path)
@@ -77,8 +82,17 @@ def test_expand_grid_order_and_values():
 def test_point_key_is_stable_and_distinct():
     key = sweep.point_key("t", {"a": 1, "b": 2.0}, 3)
     assert key == sweep.point_key("t", {"b": 2.0, "a": 1}, 3) and len(key) == 16
-    assert len({key, sweep.point_key("t", {"a": 1, "b": 2.0}, 4), sweep.point_key("u", {"a": 1, "b": 2.0}, 3),
-                sweep.point_key("t", {"a": 1.0, "b": 2.0}, 3)}) == 4
+    assert (
+        len(
+            {
+                key,
+                sweep.point_key("t", {"a": 1, "b": 2.0}, 4),
+                sweep.point_key("u", {"a": 1, "b": 2.0}, 3),
+                sweep.point_key("t", {"a": 1.0, "b": 2.0}, 3),
+            }
+        )
+        == 4
+    )
 
 
 def test_command_line_values(tmp_path):
@@ -97,22 +111,25 @@ def test_command_line_values(tmp_path):
             sweep.parse_assignment(bad)
 
 
-@pytest.mark.parametrize(("grid", "seeds", "error", "match"), [
-    ([("x", [1])], [0], TypeError, "grid must be a dict"),
-    ({"x": [object()]}, [0], TypeError, "grid value of x is a object"),
-    ({"x": {1: 2}}, [0], TypeError, "grid value of x is a dict"),
-    ({"x": []}, [0], ValueError, "x has no values"),
-    ({"x": [1, 1]}, [0], ValueError, "x repeats a value"),
-    ({"seed": [1]}, [0], ValueError, "seeds separately"),
-    ({"status": [1]}, [0], ValueError, "column of the result table"),
-    ({"not a name": [1]}, [0], ValueError, "not a parameter name"),
-    ({"x": [1]}, 5, TypeError, "sequence of ints"),
-    ({"x": [1]}, "0..3", TypeError, "sequence of ints"),
-    ({"x": [1]}, [0.5], TypeError, "seeds must be ints"),
-    ({"x": [1]}, [], ValueError, "seeds is empty"),
-    ({"x": [1]}, [-1], ValueError, "non-negative"),
-    ({"x": [1]}, [2, 2], ValueError, "repeat"),
-])
+@pytest.mark.parametrize(
+    ("grid", "seeds", "error", "match"),
+    [
+        ([("x", [1])], [0], TypeError, "grid must be a dict"),
+        ({"x": [object()]}, [0], TypeError, "grid value of x is a object"),
+        ({"x": {1: 2}}, [0], TypeError, "grid value of x is a dict"),
+        ({"x": []}, [0], ValueError, "x has no values"),
+        ({"x": [1, 1]}, [0], ValueError, "x repeats a value"),
+        ({"seed": [1]}, [0], ValueError, "seeds separately"),
+        ({"status": [1]}, [0], ValueError, "column of the result table"),
+        ({"not a name": [1]}, [0], ValueError, "not a parameter name"),
+        ({"x": [1]}, 5, TypeError, "sequence of ints"),
+        ({"x": [1]}, "0..3", TypeError, "sequence of ints"),
+        ({"x": [1]}, [0.5], TypeError, "seeds must be ints"),
+        ({"x": [1]}, [], ValueError, "seeds is empty"),
+        ({"x": [1]}, [-1], ValueError, "non-negative"),
+        ({"x": [1]}, [2, 2], ValueError, "repeat"),
+    ],
+)
 def test_bad_grids_and_seeds(grid, seeds, error, match):
     with pytest.raises(error, match=match):
         sweep.expand_grid(grid, seeds)
@@ -159,9 +176,25 @@ def test_function_sweep_table_failures_and_resume(tmp_path, client, capsys):
     assert (sys.stdout, sys.stderr) == streams  # the per-thread log routing is gone
     assert sorted(CALLS) == [(x, s) for x in (1, 2, 3) for s in (0, 1)]
     assert "failed: x=3 offset=10 seed=0: ValueError: x=3 is refused" in capsys.readouterr().out
-    assert list(table.columns) == ["task", "x", "offset", "seed", "status", "error", "y", "seed_parity", "even",
-                                   "version.numpy", "version.scipy", "version.scikit-learn", "version.dpnb",
-                                   "git_revision", "seconds", "key", "log"]
+    assert list(table.columns) == [
+        "task",
+        "x",
+        "offset",
+        "seed",
+        "status",
+        "error",
+        "y",
+        "seed_parity",
+        "even",
+        "version.numpy",
+        "version.scipy",
+        "version.scikit-learn",
+        "version.dpnb",
+        "git_revision",
+        "seconds",
+        "key",
+        "log",
+    ]
     assert table.equals(pd.read_parquet(tmp_path / "results.parquet"))
     assert list(zip(table["x"], table["seed"], strict=True)) == [(x, s) for x in (1, 2, 3) for s in (0, 1)]
     assert list(table["status"]) == ["ok"] * 4 + ["error"] * 2
@@ -178,16 +211,17 @@ def test_function_sweep_table_failures_and_resume(tmp_path, client, capsys):
     assert "squaring 1" in (tmp_path / table["log"].iloc[0]).read_text()
 
     CALLS.clear()  # resume: only the failed points run again
-    again = sweep.run_sweep(square, {"x": [1, 2, 3], "offset": 10}, [0, 1], tmp_path, scheduler=client,
-                            progress=False)
+    again = sweep.run_sweep(square, {"x": [1, 2, 3], "offset": 10}, [0, 1], tmp_path, scheduler=client, progress=False)
     assert sorted(CALLS) == [(3, 0), (3, 1)]
     assert again.drop(columns="seconds").equals(table.drop(columns="seconds"))
 
     CALLS.clear()  # a finished sweep runs nothing, not even a cluster
     done = sweep.run_sweep(square, {"x": [1, 2]}, [0], tmp_path / "b", scheduler=client, progress=False)
-    assert sweep.run_sweep(square, {"x": [2, 1]}, [0], tmp_path / "b", scheduler="tcp://127.0.0.1:9",
-                           progress=False).drop(columns="seconds").equals(done.iloc[::-1].reset_index(drop=True)
-                                                                          .drop(columns="seconds"))
+    assert (
+        sweep.run_sweep(square, {"x": [2, 1]}, [0], tmp_path / "b", scheduler="tcp://127.0.0.1:9", progress=False)
+        .drop(columns="seconds")
+        .equals(done.iloc[::-1].reset_index(drop=True).drop(columns="seconds"))
+    )
     assert sorted(CALLS) == [(1, 0), (2, 0)]
 
 
@@ -220,8 +254,11 @@ def test_notebook_sweep(tmp_path, client):
 
 def test_unknown_notebook_parameter_refused_in_one_line(tmp_path, capsys):
     path = _notebook(tmp_path)
-    with pytest.raises(ValueError, match=r"unknown parameter\(s\) alpah for .*demo.ipynb; its parameters are: "
-                                         r"alpha, seed, output_dir"):
+    with pytest.raises(
+        ValueError,
+        match=r"unknown parameter\(s\) alpah for .*demo.ipynb; its parameters are: "
+        r"alpha, seed, output_dir",
+    ):
         sweep.run_sweep(path, {"alpah": [1.0]}, [0], tmp_path / "out")
     with pytest.raises(ValueError, match="output_dir is set by the sweep"):
         sweep.run_sweep(path, {"output_dir": ["x"]}, [0], tmp_path / "out")
@@ -236,15 +273,31 @@ def test_unknown_notebook_parameter_refused_in_one_line(tmp_path, capsys):
 def test_command_line(tmp_path, capsys):
     (tmp_path / "grid.yml").write_text("x: [1, 3]\noffset: 5\n")
     out = tmp_path / "out"
-    code = sweep.main([f"{__name__}:square", "--grid", str(tmp_path / "grid.yml"), "-p", "x=2,3", "--seeds", "0..1",
-                       "--output", str(out), "--threads"])
+    code = sweep.main(
+        [
+            f"{__name__}:square",
+            "--grid",
+            str(tmp_path / "grid.yml"),
+            "-p",
+            "x=2,3",
+            "--seeds",
+            "0..1",
+            "--output",
+            str(out),
+            "--threads",
+        ]
+    )
     assert code == 1
     captured = capsys.readouterr()
     assert "2 of 4 grid points ok" in captured.out
     assert "failed: x=3 offset=5 seed=1: ValueError: x=3 is refused (log:" in captured.err
     table = pd.read_parquet(out / "results.parquet")
     assert list(zip(table["x"], table["seed"], table["status"], strict=True)) == [
-        (2, 0, "ok"), (2, 1, "ok"), (3, 0, "error"), (3, 1, "error")]
+        (2, 0, "ok"),
+        (2, 1, "ok"),
+        (3, 0, "error"),
+        (3, 1, "error"),
+    ]
     with pytest.raises(SystemExit):
         sweep.main([f"{__name__}:square", "--output", str(out), "--scheduler", "tcp://127.0.0.1:9", "--workers", "3"])
 
@@ -253,15 +306,34 @@ def test_module_entry_point(tmp_path):
     """``python -m dpnb.sweep`` uses the importable module, whose registry the task's module fills."""
     (tmp_path / "tinytask.py").write_text(
         "from dpnb.sweep import register\n\n\n@register\ndef half(x, seed):\n"
-        "    print('halving', x)\n    return {'y': 1 / x + seed}\n")
+        "    print('halving', x)\n    return {'y': 1 / x + seed}\n"
+    )
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    run = subprocess.run([sys.executable, "-m", "dpnb.sweep", "tinytask:half", "-p", "x=0,2", "--seeds", "0..1",
-                          "--threads", "--output", str(tmp_path / "out")], capture_output=True, text=True, env=env,
-                         timeout=120, check=False)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dpnb.sweep",
+            "tinytask:half",
+            "-p",
+            "x=0,2",
+            "--seeds",
+            "0..1",
+            "--threads",
+            "--output",
+            str(tmp_path / "out"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
     assert run.returncode == 1, run.stderr
     assert "2 of 4 grid points ok" in run.stdout
     logs = [tmp_path / "out" / "points" / sweep.point_key("tinytask:half", {"x": 0}, s) / "task.log" for s in (0, 1)]
-    assert run.stderr.splitlines() == [f"failed: x=0 seed={s}: ZeroDivisionError: division by zero (log: {log})"
-                                       for s, log in enumerate(logs)]
+    assert run.stderr.splitlines() == [
+        f"failed: x=0 seed={s}: ZeroDivisionError: division by zero (log: {log})" for s, log in enumerate(logs)
+    ]
     assert "halving 0" in logs[0].read_text()
     assert list(pd.read_parquet(tmp_path / "out" / "results.parquet")["y"].iloc[2:]) == [0.5, 1.5]

@@ -1,8 +1,17 @@
 import numpy as np
 import pytest
 
-from dpnb.validation import (check_array, check_delta, check_epsilon, check_in_box, check_n_components,
-                             check_positive, check_random_state, check_row_norms, check_square)
+from dpnb.validation import (
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_in_box,
+    check_n_components,
+    check_positive,
+    check_random_state,
+    check_row_norms,
+    check_square,
+)
 
 
 @pytest.mark.parametrize("bad", [0, -1.0, -np.inf, np.nan])
