@@ -120,6 +120,7 @@ from pathlib import Path
 
 import yaml
 
+_NOTEBOOK_LOCK = threading.Lock()  # see NotebookTask.run
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONED = ("numpy", "scipy", "scikit-learn", "dpnb")
 TABLE = "results.parquet"
@@ -262,17 +263,21 @@ class NotebookTask:
         from .pairing import QuietKernelManager
 
         try:
-            papermill.execute_notebook(
-                str(self.path),
-                str(folder / "notebook.ipynb"),
-                parameters={**params, "seed": seed, "output_dir": str(folder)},
-                cwd=str(self.path.parent),
-                kernel_name="python3",
-                kernel_manager_class=QuietKernelManager,
-                progress_bar=False,
-                stdout_file=log,
-                stderr_file=log,
-            )
+            # nbclient drives its kernel from an asyncio loop; two threads of one worker process
+            # starting kernels at once can cancel each other's start-up, so a process runs one
+            # notebook at a time (worker processes still run in parallel).
+            with _NOTEBOOK_LOCK:
+                papermill.execute_notebook(
+                    str(self.path),
+                    str(folder / "notebook.ipynb"),
+                    parameters={**params, "seed": seed, "output_dir": str(folder)},
+                    cwd=str(self.path.parent),
+                    kernel_name="python3",
+                    kernel_manager_class=QuietKernelManager,
+                    progress_bar=False,
+                    stdout_file=log,
+                    stderr_file=log,
+                )
         except papermill.PapermillExecutionError as exc:
             raise NotebookError(f"{exc.ename}: {exc.evalue}") from exc
         metrics = {}
