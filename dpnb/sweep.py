@@ -78,7 +78,7 @@ workers alike (the scheduler unpickles the tasks too; e.g. ``PYTHONPATH=/path/to
 point the sweep at the scheduler::
 
     python -m dpnb.sweep notebooks/dppro.ipynb -p epsilon=0.5,1.0 --seeds 0..99 \\
-        --scheduler tcp://host:8786 --output /shared/sweeps/dppro
+        --scheduler tcp://host:8786 --output /scratch/sweeps/dppro
 
 The output folder and the notebook must be at the same paths on a file system that the workers
 and the command share, since the workers write each point's files there and resuming reads them
