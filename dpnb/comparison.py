@@ -26,7 +26,7 @@ from sklearn.linear_model import LogisticRegression
 
 from . import datasets
 from .component_analysis import DPLDAPublisher, DPPCAPublisher, laplace_identity
-from .dppro import DPPro
+from .dppro import DPPro, relative_l2_error, squared_distance_estimate
 from .linalg import haar_stiefel, top_eigenvectors
 from .mst import MST, discretize
 from .pca_gauss import PCAGauss
@@ -215,14 +215,17 @@ def subspace_quality(X, n_components: int, epsilon: float, delta: float, rng, me
 
 # ----------------------------------------------------------------------------- distance preservation
 def _pairwise_squared(Z) -> np.ndarray:
-    sq = np.einsum("ij,ij->i", Z, Z)
-    D = sq[:, None] + sq[None, :] - 2 * Z @ Z.T
-    return D[np.triu_indices(len(Z), 1)]
+    """All pairwise squared distances of the rows of ``Z``, upper triangle (DPPro's estimator with no noise)."""
+    return squared_distance_estimate(Z, 0.0)[np.triu_indices(len(Z), 1)]
 
 
 def relative_distance_error(true, estimate) -> float:
-    """``||estimate - true||_2 / ||true||_2`` over all pairs (0: perfect; 1: as bad as answering 0)."""
-    return float(np.linalg.norm(estimate - true) / np.linalg.norm(true))
+    """``||estimate - true||_2 / ||true||_2`` over all pairs (0: perfect; 1: as bad as answering 0).
+
+    The square root of DPPro's eq. (12) (:func:`dpnb.dppro.relative_l2_error`), so that it reads
+    on the scale of the distances.
+    """
+    return float(np.sqrt(relative_l2_error(true, estimate)))
 
 
 def distance_preservation(X, n_components: int, epsilon: float, delta: float, rng) -> dict:
