@@ -3,6 +3,8 @@ PYTHON ?= $(shell command -v python3.11 || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
 PROFILE ?= fast
+WORKERS ?= 2
+SCHEDULER ?=
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
 .PHONY: run test venv notebook constraints benchmark clean book book-check lab
@@ -15,9 +17,9 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 
 venv: $(BIN)/.installed
 
-## make run [PROFILE=fast|paper]: execute every notebook with papermill into results/
+## make run [PROFILE=fast|paper] [WORKERS=2] [SCHEDULER=tcp://host:port]: execute every notebook with papermill into results/
 run: venv
-	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results
+	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 ## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on a third, the book
 test: venv

@@ -1,6 +1,6 @@
 """Every Gaussian-model fit against the Gram-matrix floor (issue goal: <= 1.5x, extra memory <= 1x).
 
-``python -m benchmarks.gram_floor [--rows N]`` times, with one BLAS thread, one Gram matrix
+``python -m benchmarks.gram_floor [--rows N] [--only WORD ...]`` times, with one BLAS thread, one Gram matrix
 ``X^T X`` of an ``N x 77`` float64 input (500,000 rows by default) and each estimator's ``fit``
 on the same input (inside its public bounds), and prints median-time ratios and extra peak
 memory (tracemalloc, NumPy allocations included) as a multiple of the input's size, beside the
@@ -64,6 +64,7 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=500_000)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--only", nargs="*", default=None, help="fits to time, by a word of their names (gmm DPPro)")
     args = parser.parse_args(argv)
     rng = np.random.default_rng(0)
     X_box = rng.random((args.rows, 77))
@@ -76,6 +77,8 @@ def main(argv=None) -> None:
     with threadpool_limits(1):
         gram = _median_seconds(lambda: X_box.T @ X_box, args.repeat)
         for name, fit in cases(X_box, X_sym, X_ball, labels, basis).items():
+            if args.only is not None and not any(word in name for word in args.only):
+                continue
             fit()  # warm-up
             ratio = _median_seconds(fit, args.repeat) / gram
             memory = _extra_peak(fit) / size

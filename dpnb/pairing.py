@@ -94,6 +94,46 @@ def execute_pair(source, timeout: int = 900) -> Path:
     return target
 
 
+def restyle_pair(source) -> Path:
+    """Rewrite ``notebooks/<stem>.ipynb`` from its ``.md`` source without executing it.
+
+    For edits that change no code: Markdown prose, labels, captions and cell metadata. Every code
+    cell keeps the outputs and execution count of the committed cell with the same source, matched
+    in order; if any code cell's source changed, nothing is written and the notebook must be
+    executed (:func:`execute_pair`).
+
+    Raises
+    ------
+    ValueError
+        If the code cells of the source differ from those of the committed notebook.
+    """
+    import jupytext
+    import nbformat
+
+    source = Path(source)
+    if source.suffix != ".md":
+        source = Path("notebooks") / f"{source.name}.md"
+    target = source.with_suffix(".ipynb")
+    if not source.is_file() or not target.is_file():
+        raise FileNotFoundError(f"restyling needs both {source} and {target}")
+    nb = jupytext.read(source)
+    previous = nbformat.read(target, as_version=4)
+    new_code = [c for c in nb.cells if c.cell_type == "code"]
+    old_code = [c for c in previous.cells if c.cell_type == "code"]
+    changed = [i for i, (a, b) in enumerate(zip(new_code, old_code)) if a.source != b.source]
+    if len(new_code) != len(old_code) or changed:
+        where = f"code cell {changed[0]}" if changed else f"{len(new_code)} code cells vs {len(old_code)}"
+        raise ValueError(f"{source} changes code ({where}); execute it instead: make notebook NB={source.stem}")
+    for new, old in zip(new_code, old_code):
+        new.outputs, new.execution_count = old.outputs, old.execution_count
+    if "language_info" in previous.metadata:
+        nb.metadata["language_info"] = previous.metadata["language_info"]
+    _strip_volatile(nb)
+    _stable_ids(nb, previous)
+    jupytext.write(nb, target, fmt="ipynb")
+    return target
+
+
 def pair_mismatches(source, notebook) -> list[str]:
     """Differences in cell types, sources and tags between a ``.md`` source and its ``.ipynb``."""
     import jupytext
@@ -113,9 +153,15 @@ def pair_mismatches(source, notebook) -> list[str]:
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description="Execute notebook pairs (.md source -> .ipynb with outputs)")
     parser.add_argument("sources", nargs="+", help="notebooks/<stem>.md files or stems")
+    parser.add_argument(
+        "--restyle", action="store_true", help="prose/metadata edits only: keep the committed outputs, do not execute"
+    )
     args = parser.parse_args(argv)
     for s in args.sources:
-        print(f"wrote {execute_pair(s)}")
+        try:
+            print(f"wrote {restyle_pair(s) if args.restyle else execute_pair(s)}")
+        except ValueError as err:
+            parser.exit(2, f"error: {err}\n")
 
 
 if __name__ == "__main__":

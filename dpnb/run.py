@@ -11,13 +11,24 @@ profile name is looked up in ``notebooks/profiles/<stem>.yml`` (a mapping
 no entry for the profile runs with its defaults, and the summary says so. ``-p NAME VALUE``
 overrides one parameter (value parsed as YAML) in every selected notebook. Every name is
 checked against the notebook's parameters cell before anything runs.
+
+Workers: by default the notebooks run two at a time (``--workers 2``), as tasks on a Dask
+``LocalCluster`` of worker processes, each notebook's kernel limited to one BLAS/OpenMP thread so
+that two notebooks share two cores without oversubscription (outputs do not depend on the thread
+count: ``make test`` checks them under one and two threads). ``--workers 1`` runs them one after
+another in this process with the machine's default threads. ``--scheduler tcp://host:port`` sends
+them to an existing Dask cluster instead (its workers need this repository and its environment).
+The longest notebooks start first, by the wall times of the previous run of the same profile into
+the same output folder (``<output>/run.json``, which also records this run's times).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+import time
 from pathlib import Path
 
 from .claims import VERDICTS, collect
@@ -83,12 +94,21 @@ def check_parameter_names(notebook: Path, names) -> None:
         )
 
 
-def execute(notebook: Path, output: Path, parameters: dict) -> Path:
-    """Run one notebook with papermill into ``output``; returns its claims file."""
+THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+
+
+def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None = None) -> Path:
+    """Run one notebook with papermill into ``output``; returns its claims file.
+
+    ``blas_threads`` limits the kernel's BLAS/OpenMP threads (set in this process's environment,
+    which the kernel inherits; meant for worker processes that run one notebook at a time).
+    """
     import papermill
 
     from .pairing import QuietKernelManager
 
+    if blas_threads is not None:
+        os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(blas_threads)))
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     params = {**parameters, "output_dir": str(out_dir.resolve())}
@@ -103,6 +123,65 @@ def execute(notebook: Path, output: Path, parameters: dict) -> Path:
         kernel_manager_class=QuietKernelManager,
     )
     return out_dir / "claims.json"
+
+
+def _timed_execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None) -> tuple[Path, float]:
+    start = time.perf_counter()
+    claims = execute(notebook, output, parameters, blas_threads)
+    return claims, time.perf_counter() - start
+
+
+def longest_first(notebooks: list[Path], previous: dict) -> list[Path]:
+    """``notebooks`` ordered by the previous run's wall seconds, longest first; unknown ones first, in order."""
+    return sorted(notebooks, key=lambda nb: -previous.get(nb.stem, float("inf")))
+
+
+def _previous_seconds(output: Path, profile: str) -> dict:
+    path = output / "run.json"
+    if not path.is_file():
+        return {}
+    record = json.loads(path.read_text())
+    return record.get("seconds", {}) if record.get("profile") == profile else {}
+
+
+def execute_all(notebooks, output: Path, parameters: dict, workers: int, scheduler: str | None, on_done):
+    """Run every notebook, sequentially here or as Dask tasks; ``on_done(stem, claims_or_exc, seconds)`` each.
+
+    Parameters
+    ----------
+    notebooks : list of Path
+        In the order to start them.
+    workers : int
+        1 runs them one after another in this process; more starts a LocalCluster of that many
+        single-threaded worker processes (ignored when ``scheduler`` is given).
+    scheduler : str or None
+        Address of an existing Dask scheduler.
+    """
+    if workers == 1 and scheduler is None:
+        for nb in notebooks:
+            start = time.perf_counter()
+            try:
+                claims = execute(nb, output, parameters[nb.stem])
+            except Exception as exc:  # report every failing notebook, then fail
+                claims = exc
+            on_done(nb.stem, claims, time.perf_counter() - start)
+        return
+    from distributed import as_completed
+
+    from .sweep import _client
+
+    with _client(scheduler, workers, processes=True) as client:
+        futures = {
+            client.submit(_timed_execute, nb, output, parameters[nb.stem], 1, pure=False, key=f"notebook-{nb.stem}"): nb
+            for nb in notebooks
+        }
+        for future in as_completed(futures):
+            stem = futures[future].stem
+            if future.status == "finished":
+                claims, seconds = future.result()
+                on_done(stem, claims, seconds)
+            else:
+                on_done(stem, future.exception(), None)
 
 
 def summarize(claims: list[dict]) -> str:
@@ -158,8 +237,15 @@ def main(argv=None) -> int:
         metavar=("NAME", "VALUE"),
         help="override one parameter in every selected notebook (value parsed as YAML)",
     )
+    parser.add_argument(
+        "--workers", type=int, default=2, help="notebooks run at once on a local Dask cluster (1: one after another)"
+    )
+    parser.add_argument("--scheduler", default=None, help="address of an existing Dask scheduler, tcp://host:port")
     parser.add_argument("--notebooks", default=str(NOTEBOOKS), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.workers < 1:
+        print(f"error: --workers must be at least 1, got {args.workers}", file=sys.stderr)
+        return 2
 
     output = Path(args.output).resolve()
     notebooks_dir = Path(args.notebooks)
@@ -173,15 +259,28 @@ def main(argv=None) -> int:
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    claim_files, failed = [], []
-    with tqdm(notebooks, desc=f"notebooks ({args.profile})", unit="nb", file=sys.stdout) as bar:
-        for nb in bar:
-            bar.set_postfix_str(nb.stem)
-            try:
-                claim_files.append(execute(nb, output, parameters[nb.stem]))
-            except Exception as exc:  # report every failing notebook, then fail
-                failed.append(nb.stem)
-                tqdm.write(f"FAILED {nb.stem}: {type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+    output.mkdir(parents=True, exist_ok=True)
+    notebooks = longest_first(notebooks, _previous_seconds(output, args.profile))
+    claim_files, failed, seconds = [], [], {}
+    where = args.scheduler or (f"{args.workers} workers" if args.workers > 1 else "in process")
+    with tqdm(total=len(notebooks), desc=f"notebooks ({args.profile}, {where})", unit="nb", file=sys.stdout) as bar:
+
+        def on_done(stem, claims, wall):
+            if isinstance(claims, BaseException):
+                failed.append(stem)
+                first = str(claims).splitlines()[0] if str(claims) else ""
+                tqdm.write(f"FAILED {stem}: {type(claims).__name__}: {first}")
+            else:
+                claim_files.append(claims)
+                seconds[stem] = round(wall, 1)
+            bar.set_postfix_str(stem)
+            bar.update()
+
+        execute_all(notebooks, output, parameters, args.workers, args.scheduler, on_done)
+    order = {nb.stem: i for i, nb in enumerate(notebook_paths(notebooks_dir))}
+    claim_files.sort(key=lambda path: order.get(path.parent.name, len(order)))
+    record = {"profile": args.profile, "workers": args.workers, "scheduler": args.scheduler, "seconds": seconds}
+    (output / "run.json").write_text(json.dumps(record, indent=2) + "\n")
     claims = collect(claim_files)
     (output / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
     print()
@@ -192,6 +291,8 @@ def main(argv=None) -> int:
     if notable:
         print()
         print(markdown_table(notable, columns=["notebook", "id", "source", "verdict", "measured"]))
+    if seconds:
+        print("\nwall time per notebook: " + ", ".join(f"{stem} {s / 60:.1f} min" for stem, s in seconds.items()))
     print(f"\nexecuted notebooks and claims: {output}")
     if failed:
         print(f"failed notebooks: {', '.join(failed)}", file=sys.stderr)

@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from dpnb.pairing import execute_pair, pair_mismatches
+from dpnb.pairing import execute_pair, pair_mismatches, restyle_pair
 
 SOURCE = """---
 jupytext:
@@ -73,3 +73,21 @@ def test_kernel_log_does_not_reach_the_terminal(tmp_path, capfd):
     src.write_text(SOURCE)
     execute_pair(src)
     assert "IPKernelApp" not in capfd.readouterr().err
+
+
+def test_restyle_keeps_outputs_and_refuses_code_changes(tmp_path):
+    src = tmp_path / "tiny.md"
+    src.write_text(SOURCE)
+    executed = json.loads(execute_pair(src).read_text())
+    src.write_text(SOURCE.replace("# tiny", "# tiny\n\n(sec-tiny)=\nA labelled section."))
+    restyled = json.loads(restyle_pair(src).read_text())
+    code = [c for c in restyled["cells"] if c["cell_type"] == "code"]
+    assert [c["outputs"] for c in code] == [c["outputs"] for c in executed["cells"] if c["cell_type"] == "code"]
+    assert [c["execution_count"] for c in code] == [1, 2]
+    assert "(sec-tiny)=" in "".join(restyled["cells"][0]["source"])
+    assert restyled["metadata"] == executed["metadata"]
+    before = src.with_suffix(".ipynb").read_text()
+    src.write_text(SOURCE.replace("seed * 2", "seed * 3"))
+    with pytest.raises(ValueError, match="changes code.*make notebook NB=tiny"):
+        restyle_pair(src)
+    assert src.with_suffix(".ipynb").read_text() == before

@@ -79,6 +79,8 @@ def test_profile_without_entry_runs_defaults_and_says_so(tmp_path, capsys):
                 str(out),
                 "--notebooks",
                 str(nbdir),
+                "--workers",
+                "1",
             ]
         )
         == 0
@@ -88,6 +90,7 @@ def test_profile_without_entry_runs_defaults_and_says_so(tmp_path, capsys):
 
 
 def test_execute_and_gather(tmp_path, capsys):
+    workers = 1
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     _write_notebook(nbdir, "alpha")
@@ -96,7 +99,8 @@ def test_execute_and_gather(tmp_path, capsys):
     (nbdir / "profiles" / "alpha.yml").write_text("paper:\n  scale: 7\n")
     (nbdir / "profiles" / "beta.yml").write_text("paper:\n  scale: 8\n")
     out = tmp_path / "results"
-    assert run.main(["--profile", "paper", "--output", str(out), "--notebooks", str(nbdir)]) == 0
+    common = ["--output", str(out), "--notebooks", str(nbdir), "--workers", str(workers)]
+    assert run.main(["--profile", "paper", *common]) == 0
     claims = json.loads((out / "claims.json").read_text())
     assert [tuple(c) for c in claims] == [KEYS, KEYS]
     assert [(c["notebook"], c["measured"], c["verdict"]) for c in claims] == [
@@ -107,16 +111,60 @@ def test_execute_and_gather(tmp_path, capsys):
     printed = capsys.readouterr().out
     assert "| total | 1 | 1 | 0 | 0 |" in printed
     assert "| beta | c1 | Demo Lemma 1 | fails | 8 |" in printed
+    record = json.loads((out / "run.json").read_text())
+    assert (record["profile"], record["workers"], sorted(record["seconds"])) == ("paper", workers, ["alpha", "beta"])
+    assert "wall time per notebook: " in printed
+
+
+def test_parallel_kernels_get_one_blas_thread_and_failures_are_reported(tmp_path, capsys):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    params = nbformat.v4.new_code_cell('output_dir: str = "unused"  # claims folder')
+    params.metadata["tags"] = ["parameters"]
+    body = nbformat.v4.new_code_cell(
+        "import os\nfrom dpnb.claims import ClaimTable\nt = ClaimTable('threads')\n"
+        "t.add('c1', 'threads', 'BLAS', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), 'holds')\n"
+        "t.write_json(output_dir)"
+    )
+    nb.cells = [params, body]
+    nbformat.write(nb, nbdir / "threads.ipynb")
+    _write_broken(nbdir)
+    out = tmp_path / "results"
+    assert run.main(["--output", str(out), "--notebooks", str(nbdir), "--workers", "2"]) == 1
+    assert json.loads((out / "claims.json").read_text())[0]["measured"] == "1"
+    captured = capsys.readouterr()
+    assert "FAILED broken" in captured.out and "failed notebooks: broken" in captured.err
+
+
+def test_longest_first_uses_the_previous_run_of_the_same_profile(tmp_path):
+    paths = [tmp_path / f"{s}.ipynb" for s in ("a", "b", "c")]
+    assert run.longest_first(paths, {}) == paths
+    assert [p.stem for p in run.longest_first(paths, {"a": 5.0, "b": 60.0, "c": 1.0})] == ["b", "a", "c"]
+    assert [p.stem for p in run.longest_first(paths, {"a": 5.0})] == ["b", "c", "a"]  # unknown ones first
+    (tmp_path / "run.json").write_text(json.dumps({"profile": "paper", "seconds": {"a": 3.0}}))
+    assert run._previous_seconds(tmp_path, "paper") == {"a": 3.0}
+    assert run._previous_seconds(tmp_path, "fast") == {}
+
+
+def test_workers_must_be_positive(tmp_path, capsys):
+    assert run.main(["--workers", "0", "--output", str(tmp_path / "r")]) == 2
+    assert "--workers must be at least 1" in capsys.readouterr().err
+
+
+def _write_broken(folder):
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell("raise RuntimeError('boom')")]
+    nbformat.write(nb, folder / "broken.ipynb")
 
 
 def test_failing_notebook_is_reported(tmp_path, capsys):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell("raise RuntimeError('boom')")]
-    nbformat.write(nb, nbdir / "broken.ipynb")
-    assert run.main(["--output", str(tmp_path / "r"), "--notebooks", str(nbdir)]) == 1
+    _write_broken(nbdir)
+    assert run.main(["--output", str(tmp_path / "r"), "--notebooks", str(nbdir), "--workers", "1"]) == 1
     captured = capsys.readouterr()
     assert "FAILED broken" in captured.out and "failed notebooks: broken" in captured.err
 
