@@ -2,7 +2,8 @@
 
 For every page of ``build/book/_build/html`` it checks, in the rendered page (after scripts ran):
 math is typeset (MathJax containers present where the source has math, no raw ``$$`` left in
-the text), every image has loaded (``naturalWidth > 0``), and every link of the navigation
+the text), every image has loaded (``naturalWidth > 0``), every figure in a chapter has a
+caption, and every link of the navigation
 sidebar leads to a page of the book. Nothing is fetched from outside: the page is served from
 loopback and any request to another host fails the check. Screenshots of a few pages go to
 ``build/book/screenshots``. Uses Debian's Chromium (``/usr/bin/chromium``).
@@ -70,8 +71,24 @@ def check_page(page, url: str, name: str) -> list[str]:
         "Array.from(document.images).filter(i => !(i.complete && i.naturalWidth > 0)).map(i => i.src)"
     )
     problems += [f"{name}: image did not load: {src}" for src in broken]
+    uncaptioned = page.evaluate(
+        "Array.from(document.querySelectorAll('article .cell_output img'))"
+        ".filter(i => !(i.closest('figure') && i.closest('figure').querySelector('figcaption'))).length"
+    )
+    if uncaptioned:
+        problems.append(f"{name}: {uncaptioned} figure(s) without a caption")
     problems += [f"{name}: request to another host: {u}" for u in outside]
     return problems
+
+
+def markup_counts(page) -> dict:
+    """Numbered equations, proof-style blocks (lemmas, theorems), captioned figures and internal links of a page."""
+    return page.evaluate("""() => ({
+        equations: document.querySelectorAll('article div.math span.eqno').length,
+        lemmas: document.querySelectorAll('article div.proof').length,
+        figures: document.querySelectorAll('article figure figcaption').length,
+        links: document.querySelectorAll('article a.reference.internal').length,
+    })""")
 
 
 def main() -> int:
@@ -98,6 +115,9 @@ def main() -> int:
         page = browser.new_page(viewport={"width": 1280, "height": 900})
         for rel in pages:
             problems += check_page(page, base + rel, rel)
+            if rel.startswith("notebooks/"):
+                counts = markup_counts(page)
+                print(f"{rel}: " + ", ".join(f"{v} {k}" for k, v in counts.items()))
             if rel.startswith(("book/intro", "notebooks/dppro", "notebooks/foundations", "book/api")):
                 page.screenshot(path=str(SHOTS / (rel.replace("/", "_") + ".png")))
         page.goto(base + "book/intro.html", wait_until="networkidle")
