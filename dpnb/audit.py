@@ -13,6 +13,12 @@ Two tools, both used by every paper notebook:
 
 Neighbour relations are small objects that know how to draw a valid pair ``(X, X')`` and
 how to move it while keeping it valid; subclass :class:`NeighborRelation` for a new one.
+
+Both tools have an opt-in batched path (``batched=True``) for queries and mechanisms that
+evaluate a whole stack of datasets or draw many outputs per call: the search then advances all
+its starts in lockstep and evaluates every start's candidate pair in one query call, and the
+audit draws all runs on a dataset in one mechanism call. The default (serial) paths are
+unchanged: at equal inputs and generator they make the same draws in the same order.
 """
 
 from __future__ import annotations
@@ -36,6 +42,10 @@ class NeighborRelation(ABC):
     Subclasses implement :meth:`random_row`, :meth:`project_row` and :meth:`neighbor`.
     The search keeps the differing row index at 0 without loss of generality for queries
     symmetric in the rows; pass ``row_index`` to :func:`search_sensitivity` otherwise.
+
+    The row-stack methods :meth:`random_rows`, :meth:`project_rows`, :meth:`perturb_rows` and
+    :meth:`neighbors` serve the batched search; by default they loop over the one-row methods,
+    and a subclass may override them with vectorised versions of the same moves.
     """
 
     description: str = ""
@@ -57,6 +67,26 @@ class NeighborRelation(ABC):
     def perturb_row(self, row: np.ndarray, rng: np.random.Generator, step: float) -> np.ndarray:
         """A random local move of one row, projected back to the domain."""
         return self.project_row(row + step * rng.standard_normal(row.shape))
+
+    def random_rows(self, m: int, d: int, rng: np.random.Generator) -> np.ndarray:
+        """``m`` random points of the domain, shape ``(m, d)``."""
+        return np.stack([self.random_row(d, rng) for _ in range(m)])
+
+    def project_rows(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`project_row` applied to each row of an ``(m, d)`` stack."""
+        return np.stack([self.project_row(row) for row in rows])
+
+    def perturb_rows(self, rows: np.ndarray, rng: np.random.Generator, steps: np.ndarray) -> np.ndarray:
+        """:meth:`perturb_row` applied to each row of an ``(m, d)`` stack, row ``k`` with ``steps[k]``."""
+        return np.stack([self.perturb_row(row, rng, step) for row, step in zip(rows, steps)])
+
+    def neighbors(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:
+        """:meth:`neighbor` on a stack: ``X`` of shape ``(m, n, d)``, one candidate row per dataset."""
+        if type(self).neighbor is NeighborRelation.neighbor:
+            X2 = X.copy()
+            X2[:, i] = self.project_rows(candidates)
+            return X2
+        return np.stack([self.neighbor(x, i, c) for x, c in zip(X, candidates)])
 
 
 class ReplaceRowBox(NeighborRelation):
@@ -90,6 +120,25 @@ class ReplaceRowBox(NeighborRelation):
             new[j] = low[j] if rng.random() < 0.5 else high[j]
         return self.project_row(new)
 
+    def random_rows(self, m, d, rng):
+        low, high = self._bounds(d)
+        u = rng.random((m, d))
+        vertex = rng.random(m) < 0.5  # as random_row: half the rows at vertices
+        u[vertex] = np.round(u[vertex])
+        return low + u * (high - low)
+
+    def project_rows(self, rows):
+        return self.project_row(rows)  # np.clip broadcasts over the stack
+
+    def perturb_rows(self, rows, rng, steps):
+        m, d = rows.shape
+        low, high = self._bounds(d)
+        new = rows + np.asarray(steps, dtype=float)[:, None] * (high - low) * rng.standard_normal(rows.shape)
+        snap = np.flatnonzero(rng.random(m) < 0.3)  # as perturb_row: snap one coordinate to a face
+        j = rng.integers(d, size=snap.size)
+        new[snap, j] = np.where(rng.random(snap.size) < 0.5, low[j], high[j])
+        return self.project_rows(new)
+
 
 class ReplaceRowL2Ball(NeighborRelation):
     """Replace one row by any row of L2 norm <= ``radius`` (``on_sphere``: norm exactly ``radius``)."""
@@ -115,6 +164,26 @@ class ReplaceRowL2Ball(NeighborRelation):
 
     def perturb_row(self, row, rng, step):
         return self.project_row(row + step * self.radius * rng.standard_normal(row.shape))
+
+    def random_rows(self, m, d, rng):
+        v = rng.standard_normal((m, d))
+        v *= self.radius / np.linalg.norm(v, axis=1, keepdims=True)
+        if not self.on_sphere:  # as random_row: half the rows moved inside, radius u^(1/d)
+            inside = np.flatnonzero(rng.random(m) < 0.5)
+            v[inside] *= rng.random((inside.size, 1)) ** (1 / d)
+        return v
+
+    def project_rows(self, rows):
+        norm = np.linalg.norm(rows, axis=1, keepdims=True)
+        scale = np.divide(self.radius, norm, out=np.ones_like(norm), where=norm > 0)
+        out = rows * (scale if self.on_sphere else np.minimum(scale, 1.0))
+        if self.on_sphere:
+            out[norm[:, 0] == 0, 0] = self.radius  # as project_row: the zero row goes to radius * e_1
+        return out
+
+    def perturb_rows(self, rows, rng, steps):
+        noise = np.asarray(steps, dtype=float)[:, None] * self.radius * rng.standard_normal(rows.shape)
+        return self.project_rows(rows + noise)
 
 
 class ChangeOneAttribute(ReplaceRowBox):
@@ -217,6 +286,45 @@ def _distance(a, b, norm) -> float:
     raise ValueError(f"norm must be 1, 2, 'inf', 'spectral' or a callable, got {norm!r}")
 
 
+def _pair_distances(query, X, Xp, norm) -> np.ndarray:
+    """:func:`_distance` between ``query(X[k])`` and ``query(Xp[k])`` for each ``k``, in one ``query`` call."""
+    m = len(X)
+    both = np.asarray(query(np.concatenate([X, Xp])))
+    if both.shape[:1] != (2 * m,):
+        raise ValueError(f"a batched query must return one output per dataset ({2 * m}), got shape {both.shape}")
+    a, b = both[:m], both[m:]
+    if callable(norm):
+        return np.array([float(norm(x, y)) for x, y in zip(a, b)])
+    diff = a.astype(float) - b.astype(float)
+    if norm == "spectral":
+        return np.linalg.norm(diff, 2, axis=(-2, -1))
+    flat = diff.reshape(m, -1)
+    if norm == 1:
+        return np.abs(flat).sum(axis=1)
+    if norm == 2:
+        return np.sqrt(np.einsum("ij,ij->i", flat, flat))
+    return np.abs(flat).max(axis=1)  # 'inf' (the norm was validated before)
+
+
+def _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng):
+    """(1+1) evolution strategies from every start pair of ``X``, ``Xp`` (shape ``(m, n, d)``) in lockstep.
+
+    Each step perturbs every start's pair as :func:`search_sensitivity` does and evaluates all ``2 m``
+    datasets in one ``query`` call. Returns the final distances and pairs.
+    """
+    m, n, d = X.shape
+    value = _pair_distances(query, X, Xp, norm)
+    step = np.full(m, 0.5)
+    for _ in range(n_steps):
+        X2 = relation.perturb_rows(X.reshape(m * n, d), rng, np.repeat(step, n)).reshape(m, n, d)
+        Xp2 = relation.neighbors(X2, row_index, relation.perturb_rows(Xp[:, row_index], rng, step))
+        v2 = _pair_distances(query, X2, Xp2, norm)
+        better = v2 > value
+        X[better], Xp[better], value[better] = X2[better], Xp2[better], v2[better]
+        step = np.where(better, np.minimum(step * 1.5, 2.0), np.maximum(step * 0.9, 1e-4))
+    return value, X, Xp
+
+
 @dataclass
 class SensitivityAudit:
     """Outcome of :func:`search_sensitivity`.
@@ -275,6 +383,7 @@ def search_sensitivity(
     starts=None,
     row_index: int = 0,
     random_state=None,
+    batched: bool = False,
 ) -> SensitivityAudit:
     """Search for the neighbouring pair maximising ``||query(X) - query(X')||``.
 
@@ -300,6 +409,12 @@ def search_sensitivity(
     row_index : int
         Index of the row that differs.
     random_state : None, int or Generator
+    batched : bool
+        Opt-in fast path. ``query`` then maps a stack of datasets, shape ``(m, n, d)``, to the
+        stack of their outputs (first axis ``m``); all starts advance in lockstep, each step
+        evaluating every start's candidate pair in one call, with the relation's row-stack moves
+        (:meth:`NeighborRelation.perturb_rows`). Same search, different random draws: at equal
+        seed its result differs from the serial path's.
     """
     if not isinstance(relation, NeighborRelation):
         raise ValueError("relation must be a NeighborRelation instance (e.g. ReplaceRowBox())")
@@ -312,17 +427,35 @@ def search_sensitivity(
     _distance(np.zeros(1), np.zeros(1), norm)  # validates `norm` before any work
     rng = check_random_state(random_state)
 
+    start_pairs = [(np.array(a, dtype=float), np.array(b, dtype=float)) for a, b in (starts or [])]
+    for X, Xp in start_pairs:
+        if X.shape != (n, d) or Xp.shape != (n, d):
+            raise ValueError(f"start pairs must have shape ({n}, {d}), got {X.shape} and {Xp.shape}")
+    if batched:
+        X = relation.random_rows(n_starts * n, d, rng).reshape(n_starts, n, d)
+        Xp = relation.neighbors(X, row_index, relation.random_rows(n_starts, d, rng))
+        X = np.concatenate([np.array([a for a, _ in start_pairs]).reshape(-1, n, d), X])
+        Xp = np.concatenate([np.array([b for _, b in start_pairs]).reshape(-1, n, d), Xp])
+        values, X, Xp = _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng)
+        k = int(np.argmax(values))
+        return SensitivityAudit(
+            max_found=float(values[k]),
+            claimed=claimed,
+            X=X[k],
+            X_prime=Xp[k],
+            norm=norm,
+            n_evaluations=2 * len(values) * (n_steps + 1),
+            history=[float(v) for v in values],
+        )
+
     best = (-np.inf, None, None)
     evaluations = 0
     history = []
-    start_pairs = [(np.array(a, dtype=float), np.array(b, dtype=float)) for a, b in (starts or [])]
     for _ in range(n_starts):
         X = np.stack([relation.random_row(d, rng) for _ in range(n)])
         start_pairs.append((X, relation.neighbor(X, row_index, relation.random_row(d, rng))))
 
     for X, Xp in start_pairs:
-        if X.shape != (n, d) or Xp.shape != (n, d):
-            raise ValueError(f"start pairs must have shape ({n}, {d}), got {X.shape} and {Xp.shape}")
         fX = query(X)
         value = _distance(fX, query(Xp), norm)
         evaluations += 2
@@ -405,6 +538,7 @@ def audit_epsilon(
     alpha: float = 0.05,
     n_thresholds: int = 50,
     random_state=None,
+    batched: bool = False,
 ) -> EpsilonAudit:
     """One-sided lower confidence bound on the epsilon of ``mechanism`` on one neighbouring pair.
 
@@ -430,6 +564,12 @@ def audit_epsilon(
         Advertised delta (0 for pure DP).
     alpha : float
         One minus the confidence level of the bound.
+    batched : bool
+        Opt-in fast path: ``mechanism(data, rng, size)`` returns ``size`` outputs stacked along a
+        first axis, and ``statistic`` (if given) maps the stack of flattened outputs, shape
+        ``(size, k)``, to ``size`` scalars. A mechanism whose ``size`` draws are those of ``size``
+        separate calls (as :func:`dpnb.mechanisms.laplace_mechanism` with ``size``) gives the
+        serial path's result exactly.
     """
     n_samples = check_integer(n_samples, "n_samples", minimum=20)
     if not (0 < alpha < 1):
@@ -437,7 +577,10 @@ def audit_epsilon(
     if delta != 0:
         delta = check_delta(delta)
     rng = check_random_state(random_state)
-    outs = [np.array([np.ravel(mechanism(D, rng)) for _ in range(n_samples)]) for D in (X, X_prime)]
+    if batched:
+        outs = [np.reshape(mechanism(D, rng, n_samples), (n_samples, -1)) for D in (X, X_prime)]
+    else:
+        outs = [np.array([np.ravel(mechanism(D, rng)) for _ in range(n_samples)]) for D in (X, X_prime)]
     half = n_samples // 2
     sel = [o[:half] for o in outs]
     ev = [o[half:] for o in outs]
@@ -448,6 +591,9 @@ def audit_epsilon(
         stat = lambda out: out @ direction_vec  # noqa: E731
         s_sel = [stat(o) for o in sel]
         s_ev = [stat(o) for o in ev]
+    elif batched:
+        s_sel = [np.asarray(statistic(part), dtype=float).reshape(len(part)) for part in sel]
+        s_ev = [np.asarray(statistic(part), dtype=float).reshape(len(part)) for part in ev]
     else:
         s_sel = [np.array([statistic(o) for o in part]) for part in sel]
         s_ev = [np.array([statistic(o) for o in part]) for part in ev]

@@ -21,12 +21,25 @@ from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
 from .linalg import symmetrize_upper
-from .validation import check_array, check_delta, check_epsilon, check_positive, check_random_state, check_square
+from .validation import (
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_positive,
+    check_random_state,
+    check_square,
+)
 
 CALIBRATIONS = ("analytic", "classic")
 
 
-def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None):
+def _noise_shape(value: np.ndarray, size) -> tuple:
+    """Shape of the noise: ``value``'s, with ``size`` independent releases stacked in front if given."""
+    return value.shape if size is None else (check_integer(size, "size"), *value.shape)
+
+
+def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: int | None = None):
     """Release ``value + Lap(sensitivity / epsilon)`` i.i.d. per entry (epsilon-DP).
 
     Parameters
@@ -38,15 +51,18 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None):
     epsilon : float
         Privacy parameter, > 0.
     random_state : None, int, SeedSequence or Generator
+    size : int, optional
+        Number of independent releases, stacked along a new first axis; they are the draws of
+        ``size`` separate calls on the same generator, in order (for batched audits).
 
     Returns
     -------
-    float or ndarray of the same shape as ``value``.
+    float or ndarray of the same shape as ``value`` (``(size, *value.shape)`` with ``size``).
     """
     value = check_array(value, ndim=None, name="value")
     scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
     rng = check_random_state(random_state)
-    out = value + rng.laplace(0.0, scale, size=value.shape)
+    out = value + rng.laplace(0.0, scale, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
 
@@ -144,15 +160,19 @@ def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -
     raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
 
 
-def gaussian_mechanism(value, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None):
+def gaussian_mechanism(
+    value, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None, size: int | None = None
+):
     """Release ``value + N(0, sigma^2)`` i.i.d. per entry, (epsilon, delta)-DP.
 
     ``sensitivity`` is the global L2 sensitivity; sigma comes from :func:`gaussian_sigma`.
+    ``size`` stacks that many independent releases along a new first axis, drawn as ``size``
+    separate calls would draw them (sigma is calibrated once).
     """
     value = check_array(value, ndim=None, name="value")
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
-    out = value + rng.normal(0.0, sigma, size=value.shape)
+    out = value + rng.normal(0.0, sigma, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
 

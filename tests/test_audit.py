@@ -134,8 +134,8 @@ def test_audit_epsilon_negative_control_catches_under_noising():
 
 def test_audit_epsilon_gaussian_respects_exact_curve():
     X, Xp = np.zeros(2), np.array([0.6, 0.8])  # L2 distance 1
-    mech = lambda D, rng: gaussian_mechanism(D, 1.0, 1.0, 1e-3, random_state=rng)  # noqa: E731
-    res = audit_epsilon(mech, X, Xp, n_samples=20_000, delta=1e-3, claimed=1.0, random_state=8)
+    mech = lambda D, rng, m: gaussian_mechanism(D, 1.0, 1.0, 1e-3, random_state=rng, size=m)  # noqa: E731
+    res = audit_epsilon(mech, X, Xp, n_samples=20_000, delta=1e-3, claimed=1.0, random_state=8, batched=True)
     assert not res.violates
     assert res.epsilon_lower <= gaussian_epsilon(1e-3, gaussian_sigma(1.0, 1.0, 1e-3)) + 1e-9
 
@@ -177,3 +177,113 @@ def test_labelled_box_finds_a_class_count_sensitivity():
         count_of_class_1, LabelledBox(0.0, 1.0), n=4, d=3, norm=1, claimed=1.0, n_starts=4, n_steps=30, random_state=0
     )
     assert res.max_found == 1.0 and not res.exceeds
+
+
+# --------------------------------------------------------------------------------------
+# Serial paths pinned, batched paths checked against them
+# --------------------------------------------------------------------------------------
+def test_serial_paths_keep_their_draws():
+    # values of the serial paths before the batched paths existed: every notebook's committed
+    # outputs depend on these draws staying the same
+    cov = search_sensitivity(
+        lambda X: X.T @ X / len(X), ReplaceRowL2Ball(1.0), 4, 3, norm=2, n_starts=3, n_steps=25, random_state=11
+    )
+    assert cov.max_found == pytest.approx(0.3535463873530368, rel=1e-12) and cov.n_evaluations == 156
+    box = search_sensitivity(
+        lambda X: X.mean(axis=0), ReplaceRowBox(-1, 1), 5, 4, norm=1, n_starts=3, n_steps=5, random_state=12
+    )
+    assert box.history == pytest.approx([0.8999781703309465, 0.9036346484850758, 0.9604705700317187], rel=1e-12)
+    mech = lambda D, rng: laplace_mechanism(D, 1.0, 1.0, random_state=rng)  # noqa: E731
+    res = audit_epsilon(mech, np.zeros(1), np.ones(1), n_samples=2000, random_state=13)
+    assert res.counts == (148, 36) and res.threshold == pytest.approx(2.5219639338759863, rel=1e-12)
+    assert res.epsilon_lower == pytest.approx(0.9388296199042152, rel=1e-12)
+
+
+@pytest.mark.parametrize("seed", range(5))
+def test_batched_audit_equals_serial_audit(seed):
+    X, Xp = np.zeros(2), np.array([0.6, 0.8])
+    serial = [
+        lambda D, rng: laplace_mechanism(D, 1.0, 1.0, random_state=rng),
+        lambda D, rng: gaussian_mechanism(D, 1.0, 1.0, 1e-3, random_state=rng),
+    ]
+    batched = [
+        lambda D, rng, m: laplace_mechanism(D, 1.0, 1.0, random_state=rng, size=m),
+        lambda D, rng, m: gaussian_mechanism(D, 1.0, 1.0, 1e-3, random_state=rng, size=m),
+    ]
+    for one, many, delta in zip(serial, batched, (0.0, 1e-3)):
+        a = audit_epsilon(one, X, Xp, n_samples=300, delta=delta, claimed=1.0, random_state=seed)
+        b = audit_epsilon(many, X, Xp, n_samples=300, delta=delta, claimed=1.0, random_state=seed, batched=True)
+        assert a == b
+    a = audit_epsilon(serial[0], X, Xp, n_samples=300, statistic=lambda o: o[1], random_state=seed)
+    b = audit_epsilon(batched[0], X, Xp, n_samples=300, statistic=lambda s: s[:, 1], random_state=seed, batched=True)
+    assert a == b
+
+
+def test_batched_search_finds_the_sensitivities():
+    n = 5
+    mean = search_sensitivity(
+        lambda X: X.mean(axis=-2), ReplaceRowBox(-1, 1), n, 3, norm=1, claimed=6 / n, random_state=0, batched=True
+    )
+    assert mean.max_found == pytest.approx(6 / n) and not mean.exceeds
+    assert mean.X.shape == (n, 3) and np.count_nonzero(np.any(mean.X != mean.X_prime, axis=1)) <= 1
+    assert mean.n_evaluations == 2 * 20 * 201 and len(mean.history) == 20
+    cov = search_sensitivity(
+        lambda X: np.swapaxes(X, -1, -2) @ X / n,
+        ReplaceRowL2Ball(1.0),
+        n,
+        3,
+        norm=2,
+        claimed=1.0 / n,
+        n_steps=300,
+        random_state=1,
+        batched=True,
+    )
+    assert cov.exceeds and cov.ratio == pytest.approx(np.sqrt(2), rel=1e-3)
+    assert cov.max_found == pytest.approx(np.linalg.norm(cov.X.T @ cov.X - cov.X_prime.T @ cov.X_prime) / n)
+    spectral = search_sensitivity(
+        lambda X: np.swapaxes(X, -1, -2) @ X, ReplaceRowL2Ball(1.0), 3, 2, norm="spectral", random_state=5, batched=True
+    )
+    assert spectral.max_found == pytest.approx(1.0, abs=1e-3)
+
+
+def test_batched_search_with_default_row_stack_moves():
+    # relations without vectorised overrides fall back to their one-row moves
+    q = lambda X: X.sum(axis=-2)  # noqa: E731
+    for relation in (FlipOneBit(), ChangeOneAttribute(0, 1)):
+        res = search_sensitivity(q, relation, 4, 5, norm=1, n_starts=4, n_steps=20, random_state=4, batched=True)
+        assert res.max_found == pytest.approx(1.0)
+    count = lambda Z: (Z[..., -1] == 1).sum(axis=-1, keepdims=True)  # noqa: E731
+    res = search_sensitivity(
+        count, LabelledBox(0.0, 1.0), 4, 3, norm=1, n_starts=4, n_steps=30, random_state=0, batched=True
+    )
+    assert res.max_found == 1.0
+
+
+def test_batched_search_starts_and_bad_query():
+    n, d = 4, 2
+    X = np.zeros((n, d))
+    Xp = X.copy()
+    Xp[0] = [1.0, 1.0]
+    q = lambda X: X.sum(axis=-2)  # noqa: E731
+    res = search_sensitivity(
+        q, ReplaceRowBox(0, 1), n, d, norm=1, n_starts=1, n_steps=0, starts=[(X, Xp)], batched=True
+    )
+    assert res.max_found == pytest.approx(2.0) and np.array_equal(res.X_prime, Xp)
+    with pytest.raises(ValueError, match="one output per dataset"):
+        search_sensitivity(lambda X: X.sum(), ReplaceRowBox(), n, d, n_steps=1, batched=True)
+
+
+def test_row_stack_moves_stay_in_their_domains():
+    rng = np.random.default_rng(3)
+    box = ReplaceRowBox([0, -2], [1, 2])
+    rows = box.perturb_rows(box.random_rows(500, 2, rng), rng, np.full(500, 3.0))
+    assert rows[:, 0].min() >= 0 and rows[:, 0].max() <= 1 and np.abs(rows[:, 1]).max() <= 2
+    assert np.any(rows[:, 0] == 0) and np.any(rows[:, 1] == 2)  # faces are reached
+    ball, sphere = ReplaceRowL2Ball(2.0), ReplaceRowL2Ball(2.0, on_sphere=True)
+    inside = ball.perturb_rows(ball.random_rows(500, 4, rng), rng, np.full(500, 3.0))
+    assert np.linalg.norm(inside, axis=1).max() <= 2.0 + 1e-12 and np.linalg.norm(inside, axis=1).min() < 1.9
+    on = sphere.perturb_rows(sphere.random_rows(500, 4, rng), rng, np.full(500, 3.0))
+    assert np.allclose(np.linalg.norm(on, axis=1), 2.0)
+    for relation in (ball, sphere):  # the vectorised projection is the one-row projection
+        stack = np.vstack([rng.standard_normal((20, 4)) * 3, np.zeros((1, 4))])
+        assert np.allclose(relation.project_rows(stack), [relation.project_row(r) for r in stack])

@@ -137,3 +137,18 @@ def test_symmetric_gaussian():
     sigma = gaussian_sigma_analytic(1.0, 1.0, 1e-5)
     _, lo, hi = variance_ci(out[np.triu_indices(d)], 0.999)
     assert lo <= sigma**2 <= hi
+
+
+def test_size_stacks_the_draws_of_separate_calls():
+    value = np.array([1.0, -2.0, 0.5])
+    for mechanism in (
+        lambda v, **kw: laplace_mechanism(v, 1.0, 0.7, **kw),
+        lambda v, **kw: gaussian_mechanism(v, 1.0, 0.7, 1e-5, **kw),
+    ):
+        rng = np.random.default_rng(4)
+        separate = np.array([mechanism(value, random_state=rng) for _ in range(50)])
+        stacked = mechanism(value, random_state=np.random.default_rng(4), size=50)
+        assert stacked.shape == (50, 3) and np.array_equal(stacked, separate)
+    assert laplace_mechanism(0.0, 1.0, 1.0, random_state=0, size=4).shape == (4,)
+    with pytest.raises(ValueError, match="size"):
+        laplace_mechanism(0.0, 1.0, 1.0, size=0)
