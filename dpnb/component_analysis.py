@@ -9,7 +9,8 @@ Two mechanisms from the paper, as audited in ``notebooks/component_analysis.md``
   The output keeps one row per input row, in order (the paper's "one-to-one mapping").
 * :class:`DPLDAPublisher` -- Section 3.2, "LDA-based PPDP": Laplace noise on the per-class
   sums and the pooled second moment, then the paper's greedy sampler (Section 3.2,
-  "Sampling") that draws records whose statistics approximately match the noisy ones in L1.
+  "Sampling") that draws records whose statistics approximately match the noisy ones in L1;
+  :func:`sample_releases` runs the samplers of many releases in lockstep (same records, faster).
 
 Baselines: :func:`laplace_identity` (the Laplace mechanism on the raw records, Theorem 3 and
 Fig. 2) and :func:`component_laplace` (noise on one public direction, the toy example of Fig. 1).
@@ -48,6 +49,7 @@ from .validation import check_array, check_epsilon, check_in_box, check_integer,
 
 CALIBRATIONS = ("corrected", "paper")
 NEIGHBOURS = ("replace", "add-remove")
+_ONE_BITS = np.float64(1.0).view(np.uint64)  # the float 1.0 read as an unsigned integer
 
 
 # --------------------------------------------------------------------------------------
@@ -79,23 +81,51 @@ def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
     n_numeric : int
         Number of leading numeric columns, ``p - sum(group_sizes)``.
     """
+    X, n_numeric, sizes = _onehot_layout(X, group_sizes)
+    _check_onehot_block(X, n_numeric, sizes)
+    return X, n_numeric
+
+
+def _onehot_layout(X, group_sizes) -> tuple[np.ndarray, int, tuple[int, ...]]:
+    """``X`` as a non-empty 2-D float64 array, its number of numeric columns and the group sizes (no value checks)."""
     X = np.asarray(X, dtype=float)
     if X.ndim != 2 or X.shape[0] == 0:
         X = check_array(X, ndim=2, name="X")  # raises with the standard message
     sizes = _check_group_sizes(group_sizes, X.shape[1])
-    # min/max propagate NaN and see inf, so two passes without temporaries replace the finiteness
-    # and box checks; on failure the shared validators word the error.
-    if not (X.min() >= 0.0 and X.max() <= 1.0):
-        check_in_box(check_array(X, ndim=2, name="X"), 0.0, 1.0, name="X")
-    n_numeric = X.shape[1] - sum(sizes)
+    return X, X.shape[1] - sum(sizes), sizes
+
+
+def _check_onehot_block(block, n_numeric: int, sizes) -> None:
+    """The value checks of :func:`check_onehot_data` on some rows: finite, in ``[0, 1]``, valid one-hot groups."""
+    # Read as unsigned 64-bit integers, the floats in [+0, 1] are exactly [0, bits of 1.0] (the sign bit
+    # makes negatives, -0.0 included, larger; NaN and inf lie above): one pass, no temporaries. Only a
+    # failure pays for min/max (which accept -0.0); the shared validators word the error.
+    if block.view(np.uint64).max() > _ONE_BITS and not (block.min() >= 0.0 and block.max() <= 1.0):
+        check_in_box(check_array(block, ndim=2, name="X"), 0.0, 1.0, name="X")
     for sl in _group_slices(n_numeric, sizes):
-        block = X[:, sl]
-        if np.any((block != 0) & (block != 1)) or np.any(block.sum(axis=1) != 1):
+        dummies = block[:, sl]
+        if np.any((dummies != 0) & (dummies != 1)) or np.any(dummies.sum(axis=1) != 1):
             raise ValueError(
                 f"columns {sl.start}..{sl.stop - 1} must be one-hot dummies (0/1, one 1 per row); "
                 "check group_sizes and the column order [numeric | dummy groups]"
             )
-    return X, n_numeric
+
+
+def _checked_moments(X, n_numeric: int, sizes, chunk: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum x, sum x x^T)`` of a ``[numeric | one-hot]`` matrix, validated on the way, in one pass.
+
+    Rows are read in chunks of ``chunk`` (a cache-sized block): each is checked as
+    :func:`check_onehot_data` would, then added to the sums and to the Gram matrix. Equal to
+    ``(X.sum(axis=0), X.T @ X)`` up to rounding (the summation order differs).
+    """
+    p = X.shape[1]
+    sum_x, sum_xx = np.zeros(p), np.zeros((p, p))
+    for start in range(0, X.shape[0], chunk):
+        block = X[start : start + chunk]
+        _check_onehot_block(block, n_numeric, sizes)
+        sum_x += block.sum(axis=0)
+        sum_xx += block.T @ block
+    return sum_x, sum_xx
 
 
 def decode_dummies(X, group_sizes=()) -> np.ndarray:
@@ -421,10 +451,14 @@ def _ordered_class_moments(X, y, n_classes: int, chunk: int = 2048) -> tuple[np.
     (chunks of ``chunk`` rows, then chunk totals in order) are plain IEEE operations.
     """
     sums = np.stack([X[y == c].sum(axis=0) for c in range(n_classes)])
-    second = np.zeros((X.shape[1], X.shape[1]))
+    p = X.shape[1]
+    second = np.zeros((p, p))
     for start in range(0, X.shape[0], chunk):
         block = X[start : start + chunk]
-        second += (block[:, :, None] * block[:, None, :]).sum(axis=0)
+        # Row i at a time: a chunk x p temporary instead of chunk x p x p, the same row-by-row order
+        # of additions (a sum over axis 0 of a C-ordered array with p >= 2 columns adds rows in order).
+        for i in range(p):
+            second[i] += (block * block[:, i : i + 1]).sum(axis=0)
     return sums, second
 
 
@@ -504,13 +538,13 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         ``y`` is ignored.
         """
         epsilon, _ = self._check_privacy(needs_delta=False)
-        X, n_numeric = check_onehot_data(X, self.group_sizes)
-        sizes = _check_group_sizes(self.group_sizes)
+        X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
         _check_choice(self.calibration, "calibration", CALIBRATIONS)
         if not isinstance(self.tight_projection, bool):
             raise TypeError(f"tight_projection must be a bool, got {type(self.tight_projection).__name__}")
         n, p = X.shape
         k = check_n_components(self.n_components, p)
+        sum_x, sum_xx = _checked_moments(X, n_numeric, sizes)  # the value checks of X ride on this pass
         rng = self._make_rng()
         self.budget_ = split_budget(epsilon, 0.0, {"moments": 0.5, "projection": 0.5})
         diameter = row_diameter(n_numeric, len(sizes), norm=2) if self.tight_projection else None
@@ -518,7 +552,6 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
             "moments": moment_sensitivity(n_numeric, len(sizes), calibration=self.calibration),
             "projection": projection_sensitivity(k, p, diameter=diameter),
         }
-        sum_x, sum_xx = X.sum(axis=0), X.T @ X  # moment_sums without validating X again
         # One joint Laplace mechanism on (sum x, triu sum xx^T): every coordinate gets scale 2s/epsilon.
         eps_moments = self.budget_["moments"][0]
         mean = laplace_mechanism(sum_x, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
@@ -526,13 +559,25 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         self.covariance_ = second - np.outer(mean, mean)
         self.components_ = top_eigenvectors(self.covariance_, k)[1].T
         self.mean_ = mean
-        # X U^T - mean U^T: no centred copy of X (the projection of n x p rows, k columns only).
-        projected = X @ self.components_.T - mean @ self.components_.T
-        self.scores_ = laplace_mechanism(
-            projected, self.sensitivity_["projection"], self.budget_["projection"][0], random_state=rng
-        )
+        self.scores_ = self._noisy_projections(X, rng)
         self.n_features_in_ = p
         return self
+
+    def _noisy_projections(self, X, rng, chunk: int = 8192) -> np.ndarray:
+        """Step 5: ``(X - mean_) U_k^T + Lap(2 sqrt(kp) / epsilon)`` per entry, in row chunks.
+
+        ``X U_k^T - mean_ U_k^T``, so no centred copy of ``X``; the noise of each chunk is drawn
+        right after the previous one's, so the draws are those of one ``n x k`` Laplace call.
+        """
+        scale = self.sensitivity_["projection"] / self.budget_["projection"][0]
+        shift = self.mean_ @ self.components_.T
+        scores = np.empty((X.shape[0], self.components_.shape[0]))
+        for start in range(0, X.shape[0], chunk):
+            block = scores[start : start + chunk]
+            np.matmul(X[start : start + chunk], self.components_.T, out=block)
+            block -= shift
+            block += rng.laplace(0.0, scale, size=block.shape)
+        return scores
 
     def fit_transform(self, X, y=None, **fit_params) -> np.ndarray:
         """Fit on ``X`` and return its *noisy* projections ``scores_`` (the private release).
@@ -644,13 +689,6 @@ def mse_per_record(released, X) -> float:
 # --------------------------------------------------------------------------------------
 # DP-LDA publishing (Section 3.2)
 # --------------------------------------------------------------------------------------
-def _weighted_median(points, weights) -> float:
-    """A minimiser of ``sum_i w_i |z - points_i|`` (weights >= 0, not all zero)."""
-    order = np.argsort(points)
-    cum = np.cumsum(weights[order])
-    return float(points[order][np.searchsorted(cum, cum[-1] / 2)])
-
-
 class DPLDAPublisher(PrivateEstimator):
     """LDA-based private data publishing with the greedy sampler (Jiang et al. 2013, Section 3.2).
 
@@ -778,67 +816,137 @@ class DPLDAPublisher(PrivateEstimator):
         -------
         X : (n, p) synthetic records in the input layout.  y : (n,) labels.
         """
-        check_is_fitted(self, "means_")
-        rng = self._rng
-        C, p = self.means_.shape
-        labels = rng.permutation(np.repeat(np.arange(C), self.class_counts_))
-        proxies = np.clip(self.means_, 0.0, 1.0)
-        residual_sums = np.zeros((C, p))
-        residual_second = np.zeros((p, p))
-        out = np.empty((labels.size, p))
-        layout = self._group_layout(p)
-        for i, c in enumerate(labels):
-            residual_sums[c] += self.means_[c]
-            residual_second += self.second_moment_
-            out[i] = self._draw(proxies[c].copy(), residual_sums[c], residual_second, layout, rng)
-            residual_sums[c] -= out[i]
-            residual_second -= np.outer(out[i], out[i])
-        return out, labels
+        return sample_releases([self])[0]
 
-    def _group_layout(self, p: int) -> tuple[np.ndarray, list[tuple[slice, np.ndarray]]]:
-        """Indices of the dummy columns and, per group, its slice in them and its identity matrix."""
-        slices = _group_slices(self._n_numeric, _check_group_sizes(self.group_sizes))
-        dummies = np.arange(self._n_numeric, p)
-        return dummies, [
-            (slice(sl.start - self._n_numeric, sl.stop - self._n_numeric), np.eye(sl.stop - sl.start)) for sl in slices
-        ]
 
-    def _draw(self, v, R, Q, layout, rng) -> np.ndarray:
-        """One greedy record: ``v`` starts at the class proxies and is overwritten feature by feature.
+def _weighted_medians(points, weights) -> np.ndarray:
+    """Row-wise minimisers of ``sum_l w_l |z - points_l|`` (weights >= 0, each row with a positive one).
 
-        Setting level ``g`` of a group costs, up to terms that do not depend on ``g``, the sums
-        term ``|1 - R_g| - |R_g|``, the group's diagonal ``|1 - Q_gg| - |Q_gg|`` and the cross
-        terms ``|v_j - Q_gj| - |Q_gj|`` with every feature ``j`` outside the group. The cross
-        terms of all dummy rows are kept in one matrix whose columns are refreshed as groups
-        are decided.
-        """
-        dummies, groups = layout
-        if dummies.size:
-            Qd = Q[dummies]
-            diag = Qd[np.arange(dummies.size), dummies]
-            base = np.abs(1 - R[dummies]) - np.abs(R[dummies]) + np.abs(1 - diag) - np.abs(diag)
-            cross = np.abs(v - Qd) - np.abs(Qd)
-        for sl, eye in groups:
-            cols = dummies[sl]
-            cost = base[sl] + cross[sl].sum(axis=1) - cross[sl, cols].sum(axis=1)
-            # The L1 objective is often flat (exact ties once residuals are large); the paper is
-            # silent, so ties are broken at random in proportion to the noisy class mean.
-            low = cost.min()
-            tied = np.flatnonzero(cost <= low + 1e-9 * (1 + abs(low)))
-            if tied.size > 1:
-                cum = np.cumsum(np.maximum(v[cols][tied], 1e-12))
-                tied = tied[np.searchsorted(cum, rng.random() * cum[-1]) :]
-            v[cols] = eye[tied[0]]
-            cross[:, cols] = np.abs(v[cols] - Qd[:, cols]) - np.abs(Qd[:, cols])
-        a = np.empty(v.size + 1)
-        b = np.empty(v.size + 1)
-        a[0] = 1.0
-        for j in range(self._n_numeric):
-            a[1:] = v  # v >= 0: proxies are clipped to [0, 1]
-            b[0], b[1:] = R[j], Q[j]
-            keep = a > 0
-            v[j] = np.clip(_weighted_median(b[keep] / a[keep], a[keep]), 0.0, 1.0)
-        return v
+    A stable sort of each row, then the first point whose cumulative weight reaches half the row's
+    total. Entries of zero weight never decide the result (they may be ``inf``).
+    """
+    rows = np.arange(len(points))
+    order = np.argsort(points, axis=1, kind="stable")
+    cum = np.cumsum(weights[rows[:, None], order], axis=1)
+    return points[rows, order[rows, np.argmax(cum >= cum[:, -1:] / 2, axis=1)]]
+
+
+def _draw_levels(cost, proxy, rngs) -> np.ndarray:
+    """Per row, the level of lowest ``cost``; ties drawn in proportion to ``proxy`` from that row's generator.
+
+    The L1 objective is often flat (exact ties once residuals are large); the paper is silent, so
+    ties are broken at random in proportion to the noisy class mean. ``rngs[r].random()`` is called
+    once per row with a tie, so each generator sees the draws a one-record-at-a-time sampler makes.
+    """
+    low = cost.min(axis=1, keepdims=True)
+    tied = cost <= low + 1e-9 * (1 + np.abs(low))
+    level = np.argmax(tied, axis=1)
+    multi = np.flatnonzero(tied.sum(axis=1) > 1)
+    if multi.size:
+        cum = np.cumsum(np.where(tied[multi], np.maximum(proxy[multi], 1e-12), 0.0), axis=1)
+        u = np.array([rngs[r].random() for r in multi])
+        level[multi] = np.argmax(tied[multi] & (cum >= u[:, None] * cum[:, -1:]), axis=1)
+    return level
+
+
+def _greedy_records(v, R, Q, n_numeric: int, groups, rngs) -> np.ndarray:
+    """One greedy record per row (one row per release): ``v`` (m, p) starts at the class proxies.
+
+    ``R`` (m, p) are the class-sum residuals and ``Q`` (m, p, p) the second-moment residuals of
+    each release. Setting level ``g`` of a group costs, up to terms that do not depend on ``g``,
+    the sums term ``|1 - R_g| - |R_g|``, the group's diagonal ``|1 - Q_gg| - |Q_gg|`` and the cross
+    terms ``|v_j - Q_gj| - |Q_gj|`` with every feature ``j`` outside the group; the cross terms of
+    all dummy rows are kept in one array whose columns are refreshed as groups are decided. A
+    numeric feature ``z`` then minimises ``sum_l |a_l z - b_l|`` by a weighted median.
+    """
+    m, p = v.shape
+    d = p - n_numeric  # dummy columns, the trailing block: slices below are views, not copies
+    if d:
+        Qd = Q[:, n_numeric:]
+        diag = Qd[:, np.arange(d), np.arange(n_numeric, p)]
+        base = np.abs(1 - R[:, n_numeric:]) - np.abs(R[:, n_numeric:]) + np.abs(1 - diag) - np.abs(diag)
+        cross = np.abs(v[:, None, :] - Qd) - np.abs(Qd)
+    for sl, eye in groups:
+        cols = slice(n_numeric + sl.start, n_numeric + sl.stop)
+        cost = base[:, sl] + cross[:, sl].sum(axis=2) - cross[:, sl, cols].sum(axis=2)
+        v[:, cols] = eye[_draw_levels(cost, v[:, cols], rngs)]
+        cross[:, :, cols] = np.abs(v[:, None, cols] - Qd[:, :, cols]) - np.abs(Qd[:, :, cols])
+    a = np.empty((m, p + 1))
+    b = np.empty((m, p + 1))
+    a[:, 0] = 1.0
+    for j in range(n_numeric):
+        a[:, 1:] = v  # v >= 0: proxies are clipped to [0, 1]
+        b[:, 0], b[:, 1:] = R[:, j], Q[:, j]
+        keep = a > 0
+        points = np.where(keep, b / np.where(keep, a, 1.0), np.inf)
+        v[:, j] = np.clip(_weighted_medians(points, np.where(keep, a, 0.0)), 0.0, 1.0)
+    return v
+
+
+def sample_releases(publishers) -> list[tuple[np.ndarray, np.ndarray]]:
+    """The greedy sampler of several fitted :class:`DPLDAPublisher` run in lockstep (one NumPy pass per record).
+
+    Each release gets exactly what its own :meth:`DPLDAPublisher.sample` returns (same records, same
+    draws from its generator): the releases share no state, the batch only amortises NumPy's
+    per-call overhead over them. They must share the layout (``n_features_in_``, ``group_sizes``).
+    """
+    publishers = list(publishers)
+    if not publishers:
+        return []
+    for pub in publishers:
+        if not isinstance(pub, DPLDAPublisher):
+            raise TypeError(f"publishers must be DPLDAPublisher instances, got {type(pub).__name__}")
+        check_is_fitted(pub, "means_")
+    layout = {(pub.means_.shape, pub._n_numeric, _check_group_sizes(pub.group_sizes)) for pub in publishers}
+    if len(layout) > 1:
+        raise ValueError("the publishers must share n_classes, the number of features and group_sizes")
+    # Every generator draws its record order first, as a one-release sampler does.
+    labels = [pub._rng.permutation(np.repeat(np.arange(pub.means_.shape[0]), pub.class_counts_)) for pub in publishers]
+    order = np.argsort([-lab.size for lab in labels], kind="stable")  # active releases stay a prefix
+    records = _lockstep(
+        np.stack([publishers[r].means_ for r in order]),
+        np.stack([publishers[r].second_moment_ for r in order]),
+        [labels[r] for r in order],
+        publishers[0],
+        [publishers[r]._rng for r in order],
+    )
+    out = [None] * len(publishers)
+    for r, X in zip(order, records, strict=True):
+        out[r] = (X, labels[r])
+    return out
+
+
+def _lockstep(means, second, labels, template, rngs) -> list[np.ndarray]:
+    """Records of ``B`` releases sorted by decreasing length: record ``i`` of every release still drawing."""
+    B, C, p = means.shape
+    n_numeric = template._n_numeric
+    groups = [
+        (slice(sl.start - n_numeric, sl.stop - n_numeric), np.eye(sl.stop - sl.start))
+        for sl in _group_slices(n_numeric, _check_group_sizes(template.group_sizes))
+    ]
+    lengths = np.array([lab.size for lab in labels])
+    padded = np.zeros((B, lengths[0]), dtype=int)
+    for r, lab in enumerate(labels):
+        padded[r, : lab.size] = lab
+    proxies = np.clip(means, 0.0, 1.0)
+    residual_sums = np.zeros((B, C, p))
+    residual_second = np.zeros((B, p, p))
+    out = np.empty((B, lengths[0], p))
+    active = B
+    for i in range(int(lengths[0])):
+        while lengths[active - 1] <= i:
+            active -= 1
+        rows = np.arange(active)
+        c = padded[:active, i]
+        residual_sums[rows, c] += means[rows, c]
+        residual_second[:active] += second[:active]
+        record = _greedy_records(
+            proxies[rows, c], residual_sums[rows, c], residual_second[:active], n_numeric, groups, rngs
+        )
+        residual_sums[rows, c] -= record
+        residual_second[:active] -= record[:, :, None] * record[:, None, :]
+        out[:active, i] = record
+    return [out[r, :n] for r, n in enumerate(lengths)]
 
 
 def _attribute_histograms(X, y, n_numeric: int, group_sizes, n_classes: int, bins: int) -> list[np.ndarray]:

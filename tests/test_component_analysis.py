@@ -13,8 +13,9 @@ from dpnb.component_analysis import (
     DPLDAPublisher,
     DPPCAPublisher,
     OneHotRows,
+    _checked_moments,
     _ordered_class_moments,
-    _weighted_median,
+    _weighted_medians,
     attribute_entropy_kl,
     basis_projection_sensitivity,
     check_onehot_data,
@@ -32,6 +33,7 @@ from dpnb.component_analysis import (
     projection_sensitivity,
     record_contribution,
     row_diameter,
+    sample_releases,
     split_laplace,
     statistics_distance,
     tight_basis,
@@ -204,14 +206,34 @@ def test_class_sums_and_label_checks():
         class_sums(X, [0, 1], 2)
 
 
-def test_weighted_median_minimises_the_l1_objective():
+def test_weighted_medians_minimise_the_l1_objective_row_by_row():
     rng = np.random.default_rng(4)
-    for _ in range(50):
-        pts, w = rng.normal(size=7), rng.random(7)
-        z = _weighted_median(pts, w)
-        grid = np.linspace(-4, 4, 4001)
-        objective = np.abs(grid[:, None] - pts) @ w
-        assert np.sum(w * np.abs(z - pts)) <= objective.min() + 1e-12
+    pts, w = rng.normal(size=(50, 7)), rng.random((50, 7))
+    w[:, 0] = 0.0  # zero weights never decide, even at infinity
+    pts[:, 0] = np.inf
+    z = _weighted_medians(pts, w)
+    grid = np.linspace(-4, 4, 4001)
+    for zi, p, wi in zip(z, pts[:, 1:], w[:, 1:], strict=True):
+        objective = np.abs(grid[:, None] - p) @ wi
+        assert np.sum(wi * np.abs(zi - p)) <= objective.min() + 1e-12
+
+
+def test_checked_moments_match_the_plain_sums_and_check_every_chunk():
+    rng = np.random.default_rng(40)
+    X = onehot_data(1000, 3, (2, 3), rng)
+    sum_x, sum_xx = _checked_moments(X, 3, (2, 3), chunk=64)
+    assert np.allclose(sum_x, X.sum(axis=0), rtol=1e-13) and np.allclose(sum_xx, X.T @ X, rtol=1e-13)
+    bad = X.copy()
+    bad[999, 0] = -0.1  # in the last chunk only
+    with pytest.raises(ValueError, match="outside the declared bounds"):
+        _checked_moments(bad, 3, (2, 3), chunk=64)
+    bad[999, 0], bad[998, 3:5] = 0.5, (1.0, 1.0)
+    with pytest.raises(ValueError, match="one-hot"):
+        _checked_moments(bad, 3, (2, 3), chunk=64)
+    X[5, 0] = 0.0
+    minus_zero = X.copy()
+    minus_zero[5, 0] = -0.0  # a float in [0, 1]: accepted
+    assert np.array_equal(_checked_moments(minus_zero, 3, (2, 3))[0], _checked_moments(X, 3, (2, 3))[0])
 
 
 # ----------------------------------------------------------------------------- DP-PCA
@@ -305,6 +327,28 @@ def test_dplda_statistics_and_sampler_output():
     assert Xs.shape == (counts.sum(), 6) and np.array_equal(np.bincount(ys), counts)
     assert np.all((Xs >= 0) & (Xs <= 1)) and np.all(Xs[:, 3:].sum(axis=1) == 1)
     check_onehot_data(Xs, (3,))
+
+
+def test_sample_releases_equals_one_release_at_a_time():
+    """The lockstep sampler gives each release exactly its own sample(), and leaves each generator alike."""
+    rng = np.random.default_rng(41)
+    X = onehot_data(150, 2, (3, 2), rng)
+    y = (X[:, 0] > 0.4).astype(int)
+    gens = [np.random.default_rng(s) for s in range(5)]
+    twins = [np.random.default_rng(s) for s in range(5)]
+    eps = [0.3, 1.0, 5.0, np.inf, 0.3]
+    batch = sample_releases(
+        [DPLDAPublisher(e, group_sizes=(3, 2), random_state=g).fit(X, y) for e, g in zip(eps, gens)]
+    )
+    for e, g, twin, (Xs, ys) in zip(eps, gens, twins, batch, strict=True):
+        Xo, yo = DPLDAPublisher(e, group_sizes=(3, 2), random_state=twin).fit(X, y).sample()
+        assert np.array_equal(Xs, Xo) and np.array_equal(ys, yo)
+        assert g.random() == twin.random()
+    assert sample_releases([]) == []
+    with pytest.raises(ValueError, match="share"):
+        sample_releases([DPLDAPublisher(1.0, group_sizes=(3, 2)).fit(X, y), DPLDAPublisher(1.0).fit(X, y)])
+    with pytest.raises(TypeError, match="DPLDAPublisher"):
+        sample_releases([DPPCAPublisher(1, 1.0)])
 
 
 def test_dplda_sampler_tracks_the_class_means_without_noise():
