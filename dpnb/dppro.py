@@ -99,10 +99,7 @@ def project_and_perturb(X, projection, sigma, *, random_state=None) -> np.ndarra
     R = _check_projection(projection)
     if X.shape[1] != R.shape[0]:
         raise ValueError(f"X has {X.shape[1]} columns but the projection has {R.shape[0]} rows; they must match")
-    sigma = _check_sigma(sigma)
-    rng = check_random_state(random_state)
-    Y = X @ R
-    return Y + rng.normal(0.0, sigma, size=Y.shape) if sigma > 0 else Y
+    return _release(X, R, _check_sigma(sigma), check_random_state(random_state))
 
 
 # --------------------------------------------------------------------------------------
@@ -630,10 +627,8 @@ class DPPro(TransformerMixin, PrivateEstimator):
                 raise TypeError(f"{name} must be a string, one of {allowed}, got {type(value).__name__}")
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-        X = check_array(X)
+        X, low, high = _check_data(X, self.bounds)
         d = X.shape[1]
-        low, high = _check_bounds(self.bounds, d)
-        X = check_in_box(X, low, high)
         k = check_n_components(self.n_components, d)
         width = high - low
         groups = _check_groups(self.attribute_groups, d)
@@ -664,7 +659,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
         self.budget_ = {"projection": (epsilon, delta)}
         self.sigma_ = float(sigma)
         self.n_features_in_ = d
-        self.embedding_ = project_and_perturb(X, R, self.sigma_, random_state=rng)
+        self.embedding_ = _release(X, R, self.sigma_, rng)
         return self
 
     def fit_transform(self, X, y=None):
@@ -693,6 +688,39 @@ class DPPro(TransformerMixin, PrivateEstimator):
 # --------------------------------------------------------------------------------------
 # Private helpers
 # --------------------------------------------------------------------------------------
+_NOISE_ROWS = 1 << 15  # rows of noise drawn per block in _release (a few MB at k <= 16)
+
+
+def _release(X, R, sigma, rng) -> np.ndarray:
+    """Algorithm 1, steps 3-6, on validated input: ``P = X R`` then ``N(0, sigma^2)`` noise added in place.
+
+    The noise is drawn in row blocks of :data:`_NOISE_ROWS` and added to ``P`` block by block, so no
+    ``n x k`` noise matrix or sum is allocated beside ``P``. The generator fills its output in C order,
+    so the draws equal those of one ``rng.normal(0, sigma, size=(n, k))`` call.
+    """
+    P = X @ R
+    if sigma > 0:
+        for start in range(0, P.shape[0], _NOISE_ROWS):
+            block = P[start : start + _NOISE_ROWS]
+            block += rng.normal(0.0, sigma, size=block.shape)
+    return P
+
+
+def _check_data(X, bounds):
+    """``X`` as a float64 matrix inside the public ``bounds``: returns ``(X, low, high)``.
+
+    One column-wise min and one max pass (a NaN or infinity fails the comparisons) replace the
+    finiteness pass and the two full-size boolean comparisons of ``check_array`` + ``check_in_box``;
+    only on failure do those run, to raise their usual messages. No copy for float64 input.
+    """
+    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] >= 1):
+        X = check_array(X)
+    low, high = _check_bounds(bounds, X.shape[1])
+    if not (np.all(X.min(axis=0) >= low) and np.all(X.max(axis=0) <= high)):
+        check_in_box(check_array(X), low, high)
+    return X, low, high
+
+
 def _check_projection(projection) -> np.ndarray:
     R = check_array(projection, name="projection")
     if R.shape[1] < 1:

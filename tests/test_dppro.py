@@ -422,3 +422,26 @@ def test_dppro_attribute_groups_validation():
             DPPro(2, 1.0, 1e-5, attribute_groups=groups, random_state=0).fit(X)
     with pytest.raises(ValueError, match="width 1"):
         attribute_sensitivity(np.ones((3, 2)), [2.0, 1.0, 1.0], [[0, 1]])
+
+
+def test_dppro_release_equals_one_call_of_draws():
+    """fit adds the noise in row blocks in place; the draws equal one rng.normal call over the n x k matrix."""
+    X = np.random.default_rng(0).random((70_001, 5))  # more rows than two noise blocks
+    model = DPPro(2, 1.0, 1e-5, random_state=7).fit(X)
+    rng = np.random.default_rng(7)
+    R = gaussian_projection(5, 2, random_state=rng)
+    expected = X @ R + rng.normal(0.0, model.sigma_, size=(len(X), 2))
+    assert np.array_equal(model.projection_, R)
+    assert np.array_equal(model.embedding_, expected)
+    assert np.array_equal(
+        project_and_perturb(X, R, 0.5, random_state=3),
+        X @ R + np.random.default_rng(3).normal(0.0, 0.5, size=(len(X), 2)),
+    )
+
+
+@pytest.mark.parametrize(
+    "X", [np.array([[0.0, np.nan, 0.0]]), np.array([[0.0, -np.inf, 0.0]]), np.array([[0.0, 0.5, -0.1]]), [[0, 1, 2]]]
+)
+def test_dppro_validates_once_with_the_usual_messages(X):
+    with pytest.raises(ValueError, match="NaN or infinite|outside the declared bounds"):
+        DPPro(1, 1.0, 1e-5, random_state=0).fit(X)
