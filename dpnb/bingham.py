@@ -14,15 +14,20 @@ Sec. 2-3) gives a Gibbs sampler:
   ``v_r`` lies on the unit sphere of their orthogonal complement, spanned by an orthonormal
   ``N`` (``d x q``, ``q = d - k + 1``); writing ``v_r = N z`` the conditional of ``z`` is the
   *vector* Bingham distribution with parameter ``N^T B N``.
-* **vector update** (``_vector_scan``): in the eigenbasis of that parameter, with
+* **vector update**, ``column="scan"`` (``_vector_scan``, Hoff's): in the eigenbasis of that parameter, with
   eigenvalues ``l``, the density of ``y`` on the sphere is ``exp(sum_j l_j y_j^2)``. Each
   coordinate is redrawn given the *direction* of the others: with ``theta = y_i^2``,
   ``p(theta | rest) ~ theta^{-1/2} (1 - theta)^{(q-3)/2} exp(a theta)`` on ``(0, 1)``,
   ``a = l_i - sum_{j != i} l_j y_j^2 / (1 - y_i^2)``, and the sign of ``y_i`` is a fair coin.
   ``theta`` is drawn by rejection (``_sample_theta``).
+* **exact column draw**, ``column="exact"``: the column's conditional is a vector Bingham, for
+  which an exact sampler exists (Kent, Ganeiber & Mardia 2013, ``_acg_draw``); each column is
+  then drawn exactly from its conditional, with no coordinate loop.
 
-Everything is vectorised over independent chains: the cost per scan is a few NumPy calls per
-coordinate, independent of the number of chains up to memory bandwidth.
+The complement's eigenbasis is the eigenbasis of ``P B P + s U U^T`` (``U = V_{-r}``,
+``P = I - U U^T``, ``s`` below the spectrum of ``B``), whose ``k - 1`` smallest eigenvectors span
+``U``: no QR and no ``N^T B N`` product are needed, one ``d x d`` ``eigh`` per column update.
+Everything is vectorised over independent chains.
 
 The module also holds an exact sampler for ``k = 1`` (:func:`vector_bingham_exact`, rejection
 from an angular central Gaussian, Kent, Ganeiber & Mardia 2013), the exact references used to
@@ -36,7 +41,6 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy.optimize import brentq
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
 from threadpoolctl import threadpool_limits
 
@@ -44,6 +48,7 @@ from .linalg import haar_stiefel
 from .validation import check_array, check_integer, check_n_components, check_random_state, check_square
 
 _MAX_REJECTION_ROUNDS = 10_000
+COLUMN_UPDATES = ("scan", "exact")
 
 
 # --------------------------------------------------------------------------------------
@@ -191,18 +196,84 @@ def _vector_scan(y, lam, rng: np.random.Generator) -> np.ndarray:
     return y
 
 
+def acg_shape(t) -> tuple[np.ndarray, np.ndarray]:
+    """KGM's envelope constants for ``exp(-sum_i t_i y_i^2)`` on the sphere, ``t >= 0`` with a zero entry.
+
+    ``b`` solves ``sum_i 1 / (b + 2 t_i) = 1`` on ``[1, q]`` (Kent, Ganeiber & Mardia 2013,
+    Sec. 4), by Newton's method from ``b = 1``, which increases monotonically to the root because
+    the left side is convex and decreasing; ``log M = -(q - b) / 2 + (q / 2) log(q / b)``.
+    Vectorised over the leading axes of ``t`` (shape ``(..., q)``).
+
+    Returns
+    -------
+    b, log_m : ndarrays of shape ``t.shape[:-1]``
+    """
+    t = np.asarray(t, dtype=float)
+    q = t.shape[-1]
+    b = np.ones(t.shape[:-1])
+    for _ in range(100):
+        inv = 1.0 / (b[..., None] + 2.0 * t)
+        f = inv.sum(axis=-1) - 1.0
+        step = f / np.sum(inv * inv, axis=-1)
+        b = np.minimum(b + step, float(q))
+        if np.all(np.abs(step) <= 1e-13 * b):
+            break
+    return b, -(q - b) / 2 + q / 2 * np.log(q / b)
+
+
+def _acg_draw(t, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
+    """One exact draw per row of ``t`` (shape ``(m, q)``) from ``exp(-sum_i t_i y_i^2)`` on the sphere.
+
+    Rejection from the angular central Gaussian ``y = z / ||z||``, ``z_i ~ N(0, 1 / omega_i)``,
+    ``omega = 1 + 2 t / b``, accepted with ``exp(-y^T T y) (y^T Omega y)^{q/2} / M`` (KGM 2013,
+    Sec. 4; the same rule as :func:`vector_bingham_exact`, one draw per parameter row). Each
+    round proposes ``proposals`` candidates for every row still pending and keeps the first
+    accepted one.
+    """
+    m, q = t.shape
+    b, log_m = acg_shape(t)
+    omega = 1.0 + 2.0 * t / b[:, None]
+    out = np.empty((m, q))
+    pending = np.arange(m)
+    for _ in range(_MAX_REJECTION_ROUNDS):
+        if pending.size == 0:
+            return out
+        z = rng.standard_normal((pending.size, proposals, q)) / np.sqrt(omega[pending, None, :])
+        y = z / np.linalg.norm(z, axis=2, keepdims=True)
+        y2 = y * y
+        log_acc = (
+            -np.einsum("mpq,mq->mp", y2, t[pending])
+            + q / 2 * np.log(np.einsum("mpq,mq->mp", y2, omega[pending]))
+            - log_m[pending, None]
+        )
+        accept = np.log(rng.random((pending.size, proposals))) < log_acc
+        done = accept.any(axis=1)
+        first = np.argmax(accept, axis=1)
+        out[pending[done]] = y[done, first[done]]
+        pending = pending[~done]
+    raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
+
+
 # --------------------------------------------------------------------------------------
 # Matrix Bingham Gibbs sampler
 # --------------------------------------------------------------------------------------
 def bingham_gibbs(
-    B, k: int = 1, *, n_chains: int = 1, n_iter: int = 200, initial=None, return_trace: bool = False, random_state=None
+    B,
+    k: int = 1,
+    *,
+    n_chains: int = 1,
+    n_iter: int = 200,
+    initial=None,
+    return_trace: bool = False,
+    column: str = "scan",
+    random_state=None,
 ):
     """Run ``n_chains`` independent Gibbs chains for the matrix Bingham ``exp(tr(V^T B V))``.
 
     Hoff (2009), Sec. 2.2-3.1: a systematic scan over the ``k`` columns; column ``r`` is
-    updated by one vector-Bingham Gibbs scan (``_vector_scan``) in the orthonormal
-    complement of the other columns (complete QR of ``V_{-r}``). For ``k = 1`` this is Hoff's
-    vector sampler in the eigenbasis of ``B``.
+    redrawn on the unit sphere of the orthogonal complement of the other columns, from its
+    vector-Bingham conditional with parameter ``N^T B N`` (module docstring). For ``k = 1`` and
+    ``column="scan"`` this is Hoff's vector sampler in the eigenbasis of ``B``.
 
     Parameters
     ----------
@@ -221,6 +292,12 @@ def bingham_gibbs(
         which is data-independent.
     return_trace : bool
         Also return ``tr(V^T B V)`` after every scan, shape ``(n_iter, n_chains)``.
+    column : {"scan", "exact"}
+        How a column is redrawn from its conditional: ``"scan"``, one systematic scan of Hoff's
+        coordinate sampler (``_vector_scan``); ``"exact"``, an exact draw (``_acg_draw``), so
+        that every column update is an exact conditional draw (for ``k = 1`` every scan is then
+        an exact, independent draw). Both leave the target invariant; a finite chain is exact
+        for ``k > 1`` with neither.
     random_state : None, int, SeedSequence or Generator
 
     Returns
@@ -238,6 +315,8 @@ def bingham_gibbs(
     k = check_n_components(k, d - 1, "k")
     n_chains = check_integer(n_chains, "n_chains")
     n_iter = check_integer(n_iter, "n_iter", minimum=0)
+    if column not in COLUMN_UPDATES:
+        raise ValueError(f"column must be one of {COLUMN_UPDATES}, got {column!r}")
     rng = check_random_state(random_state)
     if initial is None:
         V = haar_stiefel(d, k, n_chains, random_state=rng)
@@ -250,7 +329,7 @@ def bingham_gibbs(
             raise ValueError("initial states must have orthonormal columns (V^T V = I)")
 
     with threadpool_limits(limits=1, user_api="blas"):  # small batched BLAS calls: threads only contend
-        return _gibbs_scans(B, V, n_iter, return_trace, rng)
+        return _gibbs_scans(B, V, n_iter, return_trace, column, rng)
 
 
 def _canonical_signs(W) -> np.ndarray:
@@ -266,25 +345,42 @@ def _canonical_signs(W) -> np.ndarray:
     return W * np.where(signs == 0, 1.0, signs)
 
 
-def _gibbs_scans(B, V, n_iter, return_trace, rng):
+def _complement_eigh(B, U, shift):
+    """Eigenpairs of ``B`` compressed to the orthogonal complement of ``U`` (shape ``(m, d, k-1)``, orthonormal).
+
+    ``P B P + shift U U^T`` with ``P = I - U U^T`` has ``U``'s span as an eigenspace with
+    eigenvalue ``shift`` (below the spectrum of ``B``, so these come first) and, on the
+    complement, the eigenpairs of ``N^T B N`` for any orthonormal basis ``N`` of it. Returns the
+    ascending eigenvalues ``(m, q)`` and sign-fixed eigenvectors in ``R^d``, ``(m, d, q)``.
+    """
+    k1 = U.shape[2]
+    BU = np.einsum("de,mek->mdk", B, U)
+    UtBU = np.einsum("mdk,mdl->mkl", U, BU)
+    M = B - BU @ np.swapaxes(U, 1, 2)
+    M = M - U @ np.swapaxes(BU, 1, 2) + U @ (UtBU + shift * np.eye(k1)) @ np.swapaxes(U, 1, 2)
+    lam, W = np.linalg.eigh((M + np.swapaxes(M, 1, 2)) / 2)
+    return lam[:, k1:], _canonical_signs(W[:, :, k1:])  # eigenvectors unique up to the sign fixed here
+
+
+def _gibbs_scans(B, V, n_iter, return_trace, column, rng):
     """The scans of :func:`bingham_gibbs` (inputs already validated)."""
     n_chains, d, k = V.shape
+    l_B, E_B = np.linalg.eigh(B)
     if k == 1:
-        l_B, E_B = np.linalg.eigh(B)
         l_fixed = np.broadcast_to(l_B, (n_chains, d))
         E_B = _canonical_signs(E_B)
+    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0  # below every eigenvalue of every compression of B
     trace = np.empty((n_iter, n_chains)) if return_trace else None
     for it in range(n_iter):
         for r in range(k):
             if k == 1:
                 W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
             else:
-                Q, _ = np.linalg.qr(np.delete(V, r, axis=2), mode="complete")
-                N = Q[:, :, k - 1 :]  # (m, d, q): orthonormal complement of the other columns
-                lam, E = np.linalg.eigh(np.swapaxes(N, 1, 2) @ B @ N)
-                W = _canonical_signs(N @ E)  # eigenvectors in R^d: unique up to the sign fixed here
-            y = np.einsum("mdq,md->mq", W, V[:, :, r])
-            y = _vector_scan(y, lam, rng)
+                lam, W = _complement_eigh(B, np.delete(V, r, axis=2), shift)
+            if column == "exact":
+                y = _acg_draw(lam[:, -1:] - lam, rng)
+            else:
+                y = _vector_scan(np.einsum("mdq,md->mq", W, V[:, :, r]), lam, rng)
             x = np.einsum("mdq,mq->md", W, y)
             V[:, :, r] = x / np.linalg.norm(x, axis=1, keepdims=True)
         if k > 1 and it % 20 == 19:  # re-orthonormalise against rounding drift, keeping each column's orientation
@@ -319,10 +415,8 @@ def vector_bingham_exact(B, size: int = 1, *, random_state=None) -> np.ndarray:
     rng = check_random_state(random_state)
     lam, E = np.linalg.eigh(B)
     t = lam.max() - lam  # eigenvalues of T, >= 0, one of them 0
-    f = lambda b: np.sum(1.0 / (b + 2.0 * t)) - 1.0  # noqa: E731 - decreasing, +inf at 0
-    b = brentq(f, 1e-12, float(q), xtol=1e-14) if f(float(q)) < 0 else float(q)
+    b, log_m = acg_shape(t)
     omega = 1.0 + 2.0 * t / b
-    log_m = -(q - b) / 2 + q / 2 * np.log(q / b)
     out = np.empty((size, q))
     filled = 0
     for _ in range(_MAX_REJECTION_ROUNDS):

@@ -36,13 +36,14 @@ densities.
 
 from __future__ import annotations
 
+import functools
 import numbers
 from collections.abc import Callable
 from unittest import mock
 
 import numpy as np
-from scipy.optimize import brentq
 
+from .bingham import acg_shape
 from .stats import mean_ci
 from .streams import sklearn_seed
 from .validation import (
@@ -102,7 +103,7 @@ def bingham_parameter(C, epsilon, sensitivity=1.0) -> np.ndarray:
 def acg_envelope(A) -> tuple[float, np.ndarray, float]:
     """Kent-Ganeiber-Mardia's angular central Gaussian envelope for ``exp(-u^T A u)``.
 
-    KGM (2018), Sec. 3.4-3.6: ``b`` solves ``sum_i 1 / (b + 2 a_i) = 1`` on ``(0, q]``,
+    KGM (2018), Sec. 3.4-3.6: ``b`` solves ``sum_i 1 / (b + 2 a_i) = 1`` on ``(0, q]`` (:func:`dpnb.bingham.acg_shape`),
     ``Omega = I + 2 A / b`` and ``log M = -(q - b) / 2 + (q / 2) log(q / b)``.
 
     Parameters
@@ -121,13 +122,9 @@ def acg_envelope(A) -> tuple[float, np.ndarray, float]:
     scale = max(1.0, float(np.abs(a).max()))
     if abs(a.min()) > 1e-9 * scale:
         raise ValueError("A must be PSD with smallest eigenvalue 0; pass lambda_max(C) I - C times a positive scale")
-    a = np.maximum(a, 0.0)
-    q = A.shape[0]
-    f = lambda b: float(np.sum(1.0 / (b + 2.0 * a)) - 1.0)  # decreasing in b
-    b = brentq(f, 1e-12, float(q), xtol=1e-14) if f(float(q)) < 0 else float(q)
-    omega = np.eye(q) + 2.0 * A / b
-    log_m = -(q - b) / 2 + q / 2 * np.log(q / b)
-    return b, omega, float(log_m)
+    b, log_m = acg_shape(np.maximum(a, 0.0))
+    omega = np.eye(A.shape[0]) + 2.0 * A / b
+    return float(b), omega, float(log_m)
 
 
 def log_acceptance(U, A, rule: str = "kgm") -> np.ndarray:
@@ -308,6 +305,33 @@ def sphere_quadrature(d: int, n_nodes: int = 200) -> tuple[np.ndarray, np.ndarra
     return points, np.repeat(wt, phi.size) / (2 * phi.size)
 
 
+@functools.lru_cache(maxsize=16)
+def _nodes(d: int, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`sphere_quadrature`, computed once per ``(d, n_nodes)`` (read-only arrays)."""
+    points, weights = sphere_quadrature(d, n_nodes)
+    points.flags.writeable = weights.flags.writeable = False
+    return points, weights
+
+
+def _stacked_log_density(C, scale, rule, nodes, weights) -> np.ndarray:
+    """Normalised log densities on ``nodes`` for a stack of parameters ``C`` (shape ``(m, d, d)``).
+
+    ``A = scale (lambda_max(C) I - C)``; with ``y = u^T A u``, the intended log density is
+    ``-y`` and the libraries' ``-y - q log(1 + 2 y / b)`` (``u^T Omega u = 1 + 2 y / b``, ``b``
+    from the eigenvalues of ``A`` by :func:`dpnb.bingham.acg_shape`); both are normalised by the
+    quadrature. Returns shape ``(m, P)``.
+    """
+    lam = np.linalg.eigvalsh(C)
+    q = C.shape[-1]
+    y = scale * (lam[:, -1, None] - np.einsum("pi,mij,pj->mp", nodes, C, nodes, optimize=True))
+    log_f = -y
+    if rule == "library":
+        b, _ = acg_shape(np.maximum(scale * (lam[:, -1:] - lam), 0.0))
+        log_f = log_f - q * np.log1p(2.0 * y / b[:, None])
+    shift = log_f.max(axis=1, keepdims=True)
+    return log_f - shift - np.log(np.exp(log_f - shift) @ weights)[:, None]
+
+
 def _unnormalised_log_density(U, A, rule):
     if rule == "kgm":
         return -_quad(U, A)
@@ -335,7 +359,7 @@ def log_density(U, C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     rule = _check_rule(rule)
     A = bingham_parameter(C, epsilon, sensitivity)
     U = _check_points(U, A.shape[0])
-    nodes, weights = sphere_quadrature(A.shape[0], n_nodes)
+    nodes, weights = _nodes(A.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
     log_f = _unnormalised_log_density(nodes, A, rule)
     shift = log_f.max()
     log_z = shift + np.log(weights @ np.exp(log_f - shift))
@@ -421,15 +445,23 @@ def log_density_query(epsilon, *, d: int = 3, sensitivity=1.0, rule: str = "kgm"
 
     With ``norm="inf"`` the searched "sensitivity" of this query is the privacy loss over the
     nodes, so the search looks for the neighbouring datasets (rows in the unit ball) that
-    maximise it.
+    maximise it. The query also takes a stack of datasets, shape ``(m, n, d)``, and returns shape
+    ``(m, P)`` (``search_sensitivity(..., batched=True)``); its values are those of
+    :func:`log_density` at the nodes.
     """
     epsilon = check_epsilon(epsilon, allow_infinite=False)
+    sensitivity = check_positive(sensitivity, "sensitivity")
     rule = _check_rule(rule)
-    nodes, _ = sphere_quadrature(d, n_nodes)
+    nodes, weights = _nodes(check_integer(d, "d", minimum=2), check_integer(n_nodes, "n_nodes", minimum=8))
+    scale = epsilon / (4 * sensitivity)
 
     def query(X):
         X = np.asarray(X, dtype=float)
-        return log_density(nodes, X.T @ X, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+        if X.ndim not in (2, 3) or X.shape[-1] != nodes.shape[1]:
+            raise ValueError(f"X must have shape (n, {nodes.shape[1]}) or (m, n, {nodes.shape[1]}), got {X.shape}")
+        C = np.einsum("...ni,...nj->...ij", X, X).reshape(-1, nodes.shape[1], nodes.shape[1])
+        out = _stacked_log_density((C + np.swapaxes(C, 1, 2)) / 2, scale, rule, nodes, weights)
+        return out if X.ndim == 3 else out[0]
 
     return query
 

@@ -187,6 +187,7 @@ def ppca(
     n_draws: int = 1,
     n_iter: int = 100,
     sampler: str = "gibbs",
+    column: str = "scan",
     return_trace: bool = False,
     random_state=None,
 ):
@@ -198,7 +199,10 @@ def ppca(
     a finite chain is (epsilon, eta (1 + e^epsilon))-DP if it is within total variation ``eta``
     of the target for every dataset (see the notebook). ``sampler="exact"`` (``n_components =
     1`` only): exact rejection draws (:func:`dpnb.bingham.vector_bingham_exact`), epsilon-DP.
-    Needs ``n_components < d``. ``epsilon = inf`` returns the top eigenvectors of ``A``.
+    ``column`` (Gibbs only) chooses how each column is redrawn from its vector-Bingham
+    conditional: ``"scan"``, one scan of Hoff's coordinate sampler; ``"exact"``, an exact draw
+    (:func:`dpnb.bingham.bingham_gibbs`). Needs ``n_components < d``. ``epsilon = inf`` returns the
+    top eigenvectors of ``A``.
 
     Returns
     -------
@@ -221,7 +225,13 @@ def ppca(
     if sampler == "exact":
         return vector_bingham_exact(scale * A, n_draws, random_state=random_state)[:, :, None]
     out = bingham_gibbs(
-        scale * A, k, n_chains=n_draws, n_iter=n_iter, return_trace=return_trace, random_state=random_state
+        scale * A,
+        k,
+        n_chains=n_draws,
+        n_iter=n_iter,
+        return_trace=return_trace,
+        column=column,
+        random_state=random_state,
     )
     if return_trace:
         return out[0], out[1] / scale

@@ -5,8 +5,11 @@ import pytest
 from scipy import stats
 
 from dpnb.bingham import (
+    _acg_draw,
     _canonical_signs,
+    _complement_eigh,
     _sample_theta,
+    acg_shape,
     autocorrelation,
     bingham_gibbs,
     circle_angle_density,
@@ -74,12 +77,13 @@ def test_gibbs_d2_angles_ks():
     assert stats.kstest(ang, lambda x: np.interp(x, grid, cdf / cdf[-1])).pvalue > 1 - LEVEL
 
 
+@pytest.mark.parametrize("column", ["scan", "exact"])
 @pytest.mark.parametrize("k", [1, 2])
-def test_gibbs_d3_moments(k):
+def test_gibbs_d3_moments(k, column):
     rng = np.random.default_rng(3)
     Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))
     B = Q @ np.diag([2.5, 0.5, -1.5]) @ Q.T
-    V = bingham_gibbs(B, k, n_chains=6000, n_iter=10, random_state=rng)
+    V = bingham_gibbs(B, k, n_chains=6000, n_iter=10, column=column, random_state=rng)
     # k = 2: the unit normal w of span(V) is vector Bingham(-B) and V V^T = I - w w^T
     exact = np.diag(sphere_second_moments(B)) if k == 1 else 1 - np.diag(sphere_second_moments(-B))
     P = np.einsum("mik,mik->mi", V, V)
@@ -192,3 +196,39 @@ def test_canonical_signs_fix_each_column():
     top = np.take_along_axis(C, np.argmax(np.abs(C), axis=-2)[..., None, :], axis=-2)
     assert np.all(top > 0)
     np.testing.assert_array_equal(_canonical_signs(-W), C)  # either sign of an eigenvector gives the same basis
+
+
+def test_acg_shape_solves_the_envelope_equation():
+    t = np.array([[0.0, 0.5, 3.0, 40.0], [0.0, 0.0, 0.0, 0.0], [0.0, 1e4, 1e4, 1e4]])
+    b, log_m = acg_shape(t)
+    np.testing.assert_allclose(np.sum(1 / (b[:, None] + 2 * t), axis=1), 1.0, rtol=1e-12)
+    assert b[1] == 4.0 and np.all((b >= 1) & (b <= 4))
+    np.testing.assert_allclose(log_m, -(4 - b) / 2 + 2 * np.log(4 / b))
+
+
+def test_acg_draw_matches_exact_sampler():
+    lam = np.array([0.0, 1.0, 4.0, 9.0])  # exp(sum lam y^2): t = 9 - lam
+    y = _acg_draw(np.tile(lam[-1] - lam, (20000, 1)), np.random.default_rng(12))
+    x = vector_bingham_exact(np.diag(lam), 20000, random_state=13)
+    np.testing.assert_allclose(np.linalg.norm(y, axis=1), 1.0)
+    for i in range(4):
+        assert stats.ks_2samp(y[:, i] ** 2, x[:, i] ** 2).pvalue > 1 - LEVEL
+
+
+def test_complement_eigh_matches_an_explicit_basis():
+    rng = np.random.default_rng(14)
+    M = rng.standard_normal((6, 6))
+    B = M + M.T
+    U = np.linalg.qr(rng.standard_normal((2, 6, 2)))[0]
+    lam_B = np.linalg.eigvalsh(B)
+    lam, W = _complement_eigh(B, U, lam_B[0] - (lam_B[-1] - lam_B[0]) - 1)
+    for j in range(2):
+        N = np.linalg.qr(U[j], mode="complete")[0][:, 2:]
+        np.testing.assert_allclose(lam[j], np.linalg.eigvalsh(N.T @ B @ N), atol=1e-10)
+        np.testing.assert_allclose(U[j].T @ W[j], 0.0, atol=1e-10)
+        np.testing.assert_allclose(W[j].T @ B @ W[j], np.diag(lam[j]), atol=1e-9)
+
+
+def test_gibbs_rejects_unknown_column_update():
+    with pytest.raises(ValueError, match="column"):
+        bingham_gibbs(np.eye(3), 2, column="gibbs")

@@ -240,3 +240,20 @@ def test_opendp_wrapper_seeded_and_on_library_density():
         opendp_sampler(1, 1.0)
     with pytest.raises(TypeError):
         opendp_sampler(3, "1")
+
+
+@pytest.mark.parametrize("rule", ["kgm", "library"])
+@pytest.mark.parametrize("d", [2, 3])
+def test_log_density_query_batched_equals_log_density(rule, d):
+    query = log_density_query(1.3, d=d, rule=rule, n_nodes=30)
+    rng = np.random.default_rng(20)
+    X = rng.standard_normal((3, 9, d)) / np.sqrt(2 * d)
+    nodes, _ = sphere_quadrature(d, 30)
+    stacked = query(X)
+    assert stacked.shape == (3, nodes.shape[0])
+    for j in range(3):
+        expected = log_density(nodes, X[j].T @ X[j], 1.3, rule=rule, n_nodes=30)
+        np.testing.assert_allclose(query(X[j]), expected, atol=1e-12)
+        np.testing.assert_allclose(stacked[j], expected, atol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        query(np.ones((4, d + 1)))

@@ -121,6 +121,17 @@ def test_ppca_shapes_trace_and_limit():
     assert np.all(utility_qf(A, V) > 0.97 * best)
 
 
+def test_ppca_exact_column_draws_agree_with_hoff_scans():
+    X = _data(n=300)
+    A = second_moment(X)
+    scan = utility_qf(A, ppca(X, 2, 0.5, n_draws=3000, n_iter=10, random_state=21))
+    exact, tr = ppca(X, 2, 0.5, n_draws=3000, n_iter=10, column="exact", return_trace=True, random_state=22)
+    np.testing.assert_allclose(tr[-1], utility_qf(A, exact), rtol=1e-10)
+    assert stats.ks_2samp(scan, utility_qf(A, exact)).pvalue > 0.001
+    with pytest.raises(ValueError, match="column"):
+        ppca(X, 2, 0.5, column="hoff")
+
+
 def test_ppca_k1_distribution_is_the_exponential_mechanism():
     X = _data(n=200)
     A = second_moment(X)
