@@ -49,3 +49,76 @@ def test_subspace_and_distance_tasks_report_every_method():
     assert sub["non-private PCA"] == pytest.approx(1.0) and all(0 <= v <= 1 + 1e-12 for v in sub.values())
     dist = comparison.distance_preservation(X, 3, np.inf, 1e-6, np.random.default_rng(3))
     assert dist["data-free control (answer 0)"] == 1.0 and dist["Laplace identity query"] == pytest.approx(0.0)
+
+
+def _square(x):
+    return x * x
+
+
+def _sleep_long(x):
+    import time
+
+    time.sleep(30)
+    return x
+
+
+def _raise(x):
+    raise ValueError(f"bad input {x}")
+
+
+def test_budget_runner_returns_value_times_out_and_reports_errors():
+    assert comparison.run_with_budget(_square, (3,), 10.0) == 9
+    late = comparison.run_with_budget(_sleep_long, (1,), 0.5)
+    assert isinstance(late, comparison.Unfinished) and str(late) == "did not finish within 0.5 s"
+    failed = comparison.run_with_budget(_raise, (2,), 10.0)
+    assert isinstance(failed, comparison.Unfinished) and str(failed) == "failed: ValueError: bad input 2"
+    import multiprocessing
+
+    assert multiprocessing.active_children() == []  # every child is gone
+
+
+def test_time_budget_skips_larger_epsilons_after_running_out():
+    budget = comparison.TimeBudget(0.5)
+    first = budget.run("slow", 100, 1.0, _sleep_long, 1)
+    assert isinstance(first, comparison.Unfinished)
+    assert budget.run("slow", 100, 2.0, _square, 2) is first  # not started: same n, larger epsilon
+    assert budget.run("slow", 100, 0.5, _square, 2) == 4  # smaller epsilon still runs
+    assert budget.run("slow", 50, 2.0, _square, 2) == 4  # another n still runs
+    with pytest.raises(ValueError):
+        comparison.TimeBudget(0.0)
+
+
+def test_subspace_task_reports_the_libraries_under_a_budget():
+    X = np.random.default_rng(4).integers(0, 2, (30, 5)).astype(float) / np.sqrt(5)
+    names = ["non-private PCA", "diffprivlib PCA", "OpenDP PCA"]
+    without = comparison.subspace_quality(X, 1, 0.1, 1e-6, np.random.default_rng(5), methods=names)
+    assert list(without) == ["non-private PCA"]  # the libraries only run under a budget
+    scores = comparison.subspace_quality(
+        X, 1, 0.1, 1e-6, np.random.default_rng(5), methods=names, budget=comparison.TimeBudget(60.0)
+    )
+    for name in names[1:]:
+        assert 0.0 <= scores[name] <= 1.0 + 1e-12
+    with pytest.raises(ValueError):
+        comparison.opendp_pca(X, 2, 1.0, np.random.default_rng(0))
+
+
+def test_rf1_task_uses_declared_domains_and_scores_every_method():
+    data = comparison.load_rf1_task(120, 80, random_state=0)
+    assert data.X_train.shape == (120, 64) and np.abs(data.X_train).max() <= 1.0 and np.abs(data.y_test).max() <= 1.0
+    assert data.y_half_range == pytest.approx((350.0 - 68.0) / 2)
+    assert np.all(data.codes_train < data.domain_sizes)
+    scores = comparison.rf1_regression(data, 1.0, 1e-6, np.random.default_rng(0), n_components=4)
+    assert list(scores) == list(comparison.RF1_METHODS) and all(s >= 0 for s in scores.values())
+    midpoint = data.y_half_range * np.sqrt(np.mean(data.y_test**2))
+    assert scores["data-free control (midpoint)"] == pytest.approx(midpoint)
+
+
+def test_mnist_task_pools_public_pixels_and_scores_every_method():
+    X, y = comparison.load_mnist_task(60, pool=4, random_state=0)
+    assert X.shape == (60, 49) and X.min() >= 0.0 and X.max() <= 1.0 and y.shape == (60,)
+    with pytest.raises(ValueError):
+        comparison.load_mnist_task(60, pool=3)
+    scores = comparison.mnist_clustering(X, y, np.inf, 1e-6, np.random.default_rng(0), n_components=4)
+    assert list(scores) == list(comparison.MNIST_METHODS) and all(-1.0 <= s <= 1.0 for s in scores.values())
+    centres = np.array([[0.0, 0.0], [1.0, 1.0]])
+    np.testing.assert_array_equal(comparison._assign(centres, np.array([[0.1, 0.2], [0.9, 0.8]])), [0, 1])
