@@ -26,8 +26,6 @@ audited in ``notebooks/pca_gauss.md``); ``calibration="paper"`` switches to the 
   the paper's per-class mean/covariance release (Theorem 6) under-states the sensitivity of the
   mean-centred class covariance by a factor of about 4 and scales the noise by the private
   class sizes.
-* :func:`silhouette_coefficient` -- the clustering metric of Table II (Rousseeuw 1987), computed
-  exactly in row blocks, optionally averaged over a random subset of the points.
 """
 
 from __future__ import annotations
@@ -52,7 +50,6 @@ from .validation import (
     check_integer,
     check_n_components,
     check_positive,
-    check_random_state,
     check_row_norms,
 )
 
@@ -249,68 +246,6 @@ def public_pca(X_public, n_components) -> np.ndarray:
     X = check_array(X_public, name="X_public", min_rows=2)
     k = check_n_components(n_components, X.shape[1])
     return top_eigenvectors(X.T @ X / X.shape[0], k)[1]
-
-
-def silhouette_coefficient(Z, labels, *, n_points=None, random_state=None) -> float:
-    """Mean silhouette coefficient of ``Z`` clustered by ``labels`` (Rousseeuw 1987; Table II's S.C.).
-
-    For point ``i`` with mean distance ``a_i`` to the other points of its cluster and smallest mean
-    distance ``b_i`` to another cluster, ``s_i = (b_i - a_i) / max(a_i, b_i)`` (0 in a singleton
-    cluster); the coefficient is the mean of ``s_i``. Euclidean distances are formed from the Gram
-    matrix in blocks of :data:`_SILHOUETTE_ROWS` rows and summed per cluster with one product, so
-    memory stays ``O(n)`` per block row and no ``n x n`` matrix is stored.
-
-    Parameters
-    ----------
-    Z : array_like of shape (n, K)
-    labels : array_like of shape (n,)
-        Cluster labels, at least 2 and at most ``n - 1`` distinct values.
-    n_points : int, optional
-        Average ``s_i`` over this many points drawn uniformly without replacement (each ``s_i``
-        still exact, against all ``n`` points): an unbiased estimate of the coefficient at
-        ``n_points / n`` of the cost. None, or ``>= n``: every point, and nothing is drawn.
-    random_state : None, int, SeedSequence or Generator
-        Used only to draw the subset.
-    """
-    Z = check_array(Z, name="Z")
-    codes = np.unique(np.asarray(labels), return_inverse=True)[1].ravel()
-    n, n_clusters = Z.shape[0], int(codes.max()) + 1 if codes.size else 0
-    if codes.size != n or not 2 <= n_clusters <= n - 1:
-        raise ValueError(f"labels must have one entry per row of Z and 2..{n - 1} distinct values")
-    rows = np.arange(n)
-    if n_points is not None and check_integer(n_points, "n_points") < n:
-        rows = np.sort(check_random_state(random_state).choice(n, n_points, replace=False))
-    sizes = np.bincount(codes, minlength=n_clusters).astype(float)
-    sums = _cluster_distance_sums(Z, codes, rows, n_clusters)
-    own = codes[rows]
-    a = sums[np.arange(rows.size), own] / np.maximum(sizes[own] - 1, 1)
-    means = sums / sizes
-    means[np.arange(rows.size), own] = np.inf
-    b = means.min(axis=1)
-    top = np.maximum(a, b)
-    s = np.divide(b - a, top, out=np.zeros_like(a), where=(top > 0) & (sizes[own] > 1))
-    return float(s.mean())
-
-
-_SILHOUETTE_ROWS = 64  # rows per distance block: the block (64 x n) stays in cache for n of a few thousand
-
-
-def _cluster_distance_sums(Z, codes, rows, n_clusters) -> np.ndarray:
-    """``out[r, c] = sum_{j in cluster c} ||Z[rows[r]] - Z[j]||`` for every listed row, block by block."""
-    onehot = np.zeros((Z.shape[0], n_clusters))
-    onehot[np.arange(Z.shape[0]), codes] = 1.0
-    sq = np.einsum("ij,ij->i", Z, Z)
-    out = np.empty((rows.size, n_clusters))
-    for start in range(0, rows.size, _SILHOUETTE_ROWS):
-        idx = rows[start : start + _SILHOUETTE_ROWS]
-        block = Z[idx] @ Z.T
-        block *= -2.0
-        block += sq[idx, None]
-        block += sq
-        np.maximum(block, 0.0, out=block)  # round-off can make a squared distance slightly negative
-        np.sqrt(block, out=block)
-        out[start : start + idx.size] = block @ onehot
-    return out
 
 
 _SPECTRUM_CACHE: dict = {}

@@ -38,6 +38,7 @@ from __future__ import annotations
 import numbers
 
 import numpy as np
+import scipy.linalg
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
@@ -57,6 +58,7 @@ MODES = ("unsupervised", "supervised", "gmm")
 PROJECTIONS = ("haar", "paper")
 CALIBRATIONS = ("corrected", "paper")
 PARTS = ("upper", "full")
+_CHUNK = 4096  # rows per block of the chunked passes over X (a block and its products stay in cache)
 
 
 def _check_choice(value, name, allowed):
@@ -246,6 +248,74 @@ def pca_identity(X_unit, n_components, epsilon, *, random_state=None):
     return laplace_mechanism(X @ V.T, projected_identity_sensitivity(V), eps / 2, random_state=rng), V
 
 
+# ---------------------------------------------------------------------------------------
+# Utility measures of the reproductions (Tables 3 and 5), exact and with shared work
+# ---------------------------------------------------------------------------------------
+_BLOCK_ROWS = 512  # rows per block of an n x n distance or kernel matrix formed block by block
+
+
+def rbf_ridge_predict(Z, y, Z_test, *, alpha=1.0, gamma=None) -> np.ndarray:
+    """Kernel ridge regression with the RBF kernel: predictions ``K(Z_test, Z) (K(Z, Z) + alpha I)^{-1} y``.
+
+    ``K(a, b) = exp(-gamma ||a - b||^2)``, ``gamma = 1 / d`` by default: the estimator
+    ``sklearn.kernel_ridge.KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma)`` fitted on ``(Z, y)``, with the
+    same predictions up to rounding. The training kernel is formed in place (one ``n x n`` array), factorised
+    in place by Cholesky, and the test kernel is formed block by block.
+    """
+    Z = check_array(Z, ndim=2, name="Z")
+    Z_test = check_array(Z_test, ndim=2, name="Z_test")
+    y = check_array(y, ndim=1, name="y")
+    n, d = Z.shape
+    g = 1.0 / d if gamma is None else check_positive(gamma, "gamma")
+    half = g * np.einsum("ij,ij->i", Z, Z)
+    K = _rbf_in_place(Z @ Z.T, g, half, half)
+    K.flat[:: n + 1] += check_positive(alpha, "alpha")
+    coef = _refined_spd_solve(K, y)
+    pred = np.empty(Z_test.shape[0])
+    for rows in _chunks(Z_test.shape[0], _BLOCK_ROWS):
+        half_test = g * np.einsum("ij,ij->i", Z_test[rows], Z_test[rows])
+        pred[rows] = _rbf_in_place(Z_test[rows] @ Z.T, g, half_test, half) @ coef
+    return pred
+
+
+def _refined_spd_solve(A, b, *, max_steps=20) -> np.ndarray:
+    """Solve ``A x = b`` (``A`` symmetric positive definite, float64) by mixed-precision iterative refinement.
+
+    The Cholesky factor is computed in float32 (about half the time of float64); each step adds the float32
+    solution of the float64 residual ``b - A x``. While ``cond(A) * 2^-24 < 1`` the error contracts by about
+    that factor per step. The iteration stops with LAPACK's ``dsposv`` criterion, ``||b - A x||_inf <=
+    ||x||_inf ||A||_inf sqrt(n) eps_64``: a backward error at float64 rounding, as a float64 Cholesky solve
+    has. If the float32 factorisation fails or that is not reached in ``max_steps``, ``A`` is factorised in
+    float64 instead.
+    """
+    try:
+        factor = scipy.linalg.cho_factor(A.astype(np.float32), lower=True, check_finite=False)
+    except np.linalg.LinAlgError:  # not positive definite at float32 precision
+        return _spd_solve(A, b)
+    tol = np.abs(A).sum(axis=1).max() * np.sqrt(A.shape[0]) * np.finfo(np.float64).eps
+    x = np.zeros_like(b)
+    residual = b
+    for _ in range(max_steps):
+        x += scipy.linalg.cho_solve(factor, residual.astype(np.float32), check_finite=False)
+        residual = b - A @ x
+        if np.abs(residual).max() <= tol * np.abs(x).max():
+            return x
+    return _spd_solve(A, b)
+
+
+def _spd_solve(A, b) -> np.ndarray:
+    """``A^{-1} b`` by a float64 Cholesky factorisation."""
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True, check_finite=False), b, check_finite=False)
+
+
+def _rbf_in_place(inner, gamma, half_rows, half_cols) -> np.ndarray:
+    """``exp(-gamma ||a_i - b_j||^2)`` written over ``inner = A B^T``; ``half_* = gamma ||row||^2``."""
+    inner *= 2 * gamma
+    inner -= half_rows[:, None]
+    inner -= half_cols
+    return np.exp(inner, out=inner)
+
+
 def _row_norms(X) -> tuple[np.ndarray, np.ndarray]:
     """``(||x_i||^2, 1 / ||x_i||)`` per row (0 for an all-zero row): Algorithm 1, step 1, without copying ``X``."""
     sq = np.einsum("ij,ij->i", X, X)
@@ -253,16 +323,91 @@ def _row_norms(X) -> tuple[np.ndarray, np.ndarray]:
     return sq, np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
 
 
-def _preprocess_project(XW, x_mu, sq, inv_norms, mu, components) -> np.ndarray:
+def _preprocess_project(XW, x_mu, sq, inv_norms, mu_projected, mu_sq) -> np.ndarray:
     """``W^T unit(unit(x_i) - mu)`` per row (Algorithm 1 steps 1-4, then Algorithm 2) from row statistics.
 
-    ``XW = X W`` (n x p) and ``x_mu = X mu`` come from one product of ``X`` with ``[W, mu]``; the norm
-    of ``unit(x_i) - mu`` follows from ``||s x - mu||^2 = s^2 ||x||^2 - 2 s <x, mu> + ||mu||^2`` with
-    ``s = 1 / ||x||`` (0 for a zero row). No ``n x m`` temporary is made.
+    ``XW = X W`` (rows x p) and ``x_mu = <x_i, mu>`` come from one product of ``X`` with ``[W, mu]``;
+    ``mu_projected = W^T mu`` and ``mu_sq = ||mu||^2`` are one value for all rows or one per row (each row's
+    own class mean in gmm mode). The norm of ``unit(x_i) - mu`` follows from ``||s x - mu||^2 = s^2 ||x||^2
+    - 2 s <x, mu> + ||mu||^2`` with ``s = 1 / ||x||`` (0 for a zero row). No ``n x m`` temporary is made.
     """
-    r = np.sqrt(np.clip(inv_norms**2 * sq - 2 * inv_norms * x_mu + mu @ mu, 0.0, None))
-    Z = XW * inv_norms[:, None] - components @ mu
-    return np.divide(Z, r[:, None], out=np.zeros_like(Z), where=r[:, None] > 0)
+    r = np.sqrt(np.maximum(inv_norms * inv_norms * sq - 2 * inv_norms * x_mu + mu_sq, 0.0))
+    inv_r = np.divide(1.0, r, out=np.zeros_like(r), where=r > 0)
+    Z = XW * (inv_norms * inv_r)[:, None]
+    Z -= mu_projected * inv_r[:, None]
+    return Z
+
+
+def _encode_labels(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(classes, codes, counts)`` as ``np.unique(y, return_inverse=True, return_counts=True)`` gives them.
+
+    Small non-negative integer labels are counted with ``bincount`` (no sort); other labels go through
+    ``np.unique``.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind in "iu" and y.size and y.min() >= 0 and y.max() <= 2 * y.size:
+        counts = np.bincount(y)
+        classes = np.flatnonzero(counts)
+        lookup = np.zeros(len(counts), dtype=np.intp)
+        lookup[classes] = np.arange(len(classes))
+        return classes.astype(y.dtype), lookup[y], counts[classes]
+    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    return classes, codes.reshape(-1), counts
+
+
+def _chunks(n, chunk=_CHUNK):
+    return (slice(start, min(start + chunk, n)) for start in range(0, n, chunk))
+
+
+def _class_sums(X, codes, n_classes):
+    """One chunked pass over ``X``: ``(||x_i||^2, 1 / ||x_i||, per-class sums of the unit rows)``.
+
+    The sums are the numerators of the class means of Algorithm 1 (Algorithm 5: one per class).
+    """
+    n, m = X.shape
+    sq, inv_norms, sums = np.empty(n), np.empty(n), np.zeros((n_classes, m))
+    for rows in _chunks(n):
+        block = X[rows]
+        sq[rows], inv_norms[rows] = _row_norms(block)
+        if n_classes == 1:
+            sums[0] += inv_norms[rows] @ block
+            continue
+        c = codes[rows]
+        for j in range(n_classes):  # one matrix-vector product per class beats a (K x block) product for small K
+            sums[j] += np.where(c == j, inv_norms[rows], 0.0) @ block
+    return sq, inv_norms, sums
+
+
+def _class_second_moments(X, codes, sq, inv_norms, components, means, labels=None) -> np.ndarray:
+    """Per class ``c``: ``sum_i z_i z_i^T`` over its rows (Eq. 2, or Eq. 3 with ``labels`` appended).
+
+    ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`); one chunked
+    pass computes ``X [W, mu_1, ..., mu_K]`` per block and adds each block's rows to its class's matrix.
+    """
+    n_classes, p = means.shape[0], components.shape[0]
+    A = np.column_stack([components.T, means.T])
+    mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
+    q = p + (labels is not None)
+    grams = np.zeros((n_classes, q, q))
+    for rows in _chunks(X.shape[0]):
+        XA = X[rows] @ A
+        if n_classes == 1:
+            Z = _preprocess_project(XA[:, :p], XA[:, p], sq[rows], inv_norms[rows], mu_projected[0], mu_sq[0])
+        else:
+            c = codes[rows]
+            x_mu = np.take_along_axis(XA, (p + c)[:, None], axis=1)[:, 0]
+            Z = _preprocess_project(
+                XA[:, :p], x_mu, sq[rows], inv_norms[rows], np.take(mu_projected, c, axis=0), mu_sq[c]
+            )
+        if labels is not None:
+            Z = np.column_stack([Z, labels[rows]])
+        if n_classes == 1:
+            grams[0] += Z.T @ Z
+            continue
+        for j in range(n_classes):
+            Zj = np.compress(c == j, Z, axis=0)
+            grams[j] += Zj.T @ Zj
+    return grams
 
 
 class RONGauss(TransformerMixin, PrivateEstimator):
@@ -372,11 +517,12 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         """Laplace DP release of the mean of the pre-normalised rows (Lemma 2: ``2 sqrt(m) / n``)."""
         return laplace_mechanism(mean, sensitivity, self.budget_["mean"][0], random_state=rng)
 
-    def _dp_second_moment(self, Z, label_bound, rng):
-        """(1/n) Z^T Z with mirrored Laplace noise (corrected Lemma 4/5), then PSD projection."""
-        n, q = Z.shape
+    def _dp_second_moment(self, gram, n, label_bound, rng):
+        """``gram / n`` (``gram = Z^T Z`` over ``n`` rows) with mirrored Laplace noise (corrected Lemma 4/5), then
+        PSD projection."""
+        q = gram.shape[0]
         sens = covariance_sensitivity(q if label_bound is None else q - 1, n, label_bound)
-        S = symmetric_laplace_mechanism(Z.T @ Z / n, sens, self.budget_["covariance"][0], random_state=rng)
+        S = symmetric_laplace_mechanism(gram / n, sens, self.budget_["covariance"][0], random_state=rng)
         return project_psd(S), sens
 
     def _draw_projection(self, m, p, rng):
@@ -401,49 +547,25 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         self.n_features_in_ = m
         self._rng = rng  # sample() continues this stream
         self.components_ = self._draw_projection(m, p, rng)
-        sq, inv_norms = _row_norms(X)
         if self.mode == "gmm":
-            self._fit_gmm(X, sq, inv_norms, y, rng)
-            return self
-        mean_sens = mean_sensitivity(m, n)
-        self.mean_ = self._dp_mean(inv_norms @ X / n, mean_sens, rng)
-        XA = X @ np.column_stack([self.components_.T, self.mean_])
-        Xt = _preprocess_project(XA[:, :p], XA[:, p], sq, inv_norms, self.mean_, self.components_)
-        a = None
-        if self.mode == "supervised":
-            a = float(self.label_bound)
-            Xt = np.column_stack([Xt, np.clip(y, -a, a)])
-        self.covariance_, cov_sens = self._dp_second_moment(Xt, a, rng)
-        self.sensitivity_ = {"mean": mean_sens, "covariance": cov_sens}
+            self.classes_, codes, self.class_counts_ = _encode_labels(y)
+            counts = self.class_counts_
+        else:
+            codes, counts = np.zeros(n, dtype=np.intp), np.array([n])
+        sq, inv_norms, sums = _class_sums(X, codes, len(counts))
+        mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
+        means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
+        a = None if self.mode != "supervised" else float(self.label_bound)
+        labels = None if a is None else np.clip(y, -a, a)
+        grams = _class_second_moments(X, codes, sq, inv_norms, self.components_, means, labels)
+        covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
+        if self.mode == "gmm":
+            self.class_means_, self.class_covariances_ = means, np.array(covs)
+            self.sensitivity_ = {"mean": mean_sens, "covariance": np.array(cov_sens)}
+        else:
+            self.mean_, self.covariance_ = means[0], covs[0]
+            self.sensitivity_ = {"mean": mean_sens[0], "covariance": cov_sens[0]}
         return self
-
-    def _fit_gmm(self, X, sq, inv_norms, y, rng):
-        """Algorithm 5: per class c, DP mean and DP second moment of its own rows (n_c public).
-
-        The class means are released first (one pass over ``X`` for all classes), then one product
-        ``X [W, mu_1, ..., mu_K]`` serves every class's projection.
-        """
-        self.classes_, codes, self.class_counts_ = np.unique(y, return_inverse=True, return_counts=True)
-        n_classes, m, p = len(self.classes_), X.shape[1], self.components_.shape[0]
-        weights = np.zeros((X.shape[0], n_classes))
-        weights[np.arange(X.shape[0]), codes] = inv_norms
-        sums = weights.T @ X
-        mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in self.class_counts_])
-        self.class_means_ = np.array(
-            [self._dp_mean(sums[j] / self.class_counts_[j], mean_sens[j], rng) for j in range(n_classes)]
-        )
-        XA = X @ np.column_stack([self.components_.T, self.class_means_.T])
-        covs, cov_sens = [], []
-        for j in range(n_classes):
-            rows = codes == j
-            Z = _preprocess_project(
-                XA[rows, :p], XA[rows, p + j], sq[rows], inv_norms[rows], self.class_means_[j], self.components_
-            )
-            cov, s_cov = self._dp_second_moment(Z, None, rng)
-            covs.append(cov)
-            cov_sens.append(s_cov)
-        self.class_covariances_ = np.array(covs)
-        self.sensitivity_ = {"mean": mean_sens, "covariance": np.array(cov_sens)}
 
     def _output_space(self, Z):
         """Map projected rows to the released space: + W^T mu (add_mean), W . (reconstruct)."""
@@ -501,4 +623,6 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             return Z @ self.components_ if self.reconstruct else Z
         XA = X @ np.column_stack([self.components_.T, self.mean_])
         p = self.components_.shape[0]
-        return self._output_space(_preprocess_project(XA[:, :p], XA[:, p], sq, inv_norms, self.mean_, self.components_))
+        mu = self.mean_
+        Z = _preprocess_project(XA[:, :p], XA[:, p], sq, inv_norms, self.components_ @ mu, mu @ mu)
+        return self._output_space(Z)

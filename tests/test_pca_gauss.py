@@ -5,7 +5,6 @@ import pytest
 from sklearn.base import clone
 from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import Ridge
-from sklearn.metrics import silhouette_score
 from sklearn.pipeline import make_pipeline
 
 from dpnb import audit
@@ -25,7 +24,6 @@ from dpnb.pca_gauss import (
     public_pca,
     reduce_features,
     second_moment_sensitivity,
-    silhouette_coefficient,
 )
 from dpnb.stats import clopper_pearson, mean_ci
 
@@ -399,35 +397,3 @@ def test_pcagauss_bad_data(data):
         PCAGauss(2, 1.0).fit(X).sample(0)
     with pytest.raises(ValueError, match="features"):
         PCAGauss(2, 1.0, basis=W).fit(X).transform(X[:, :5])
-
-
-@pytest.mark.parametrize("k", [1, 3, 40])
-def test_silhouette_coefficient_equals_scikit_learn(k):
-    rng = np.random.default_rng(k)
-    Z = rng.standard_normal((300, k))
-    labels = rng.integers(0, 5, size=300) * 7  # arbitrary label values
-    assert silhouette_coefficient(Z, labels) == pytest.approx(silhouette_score(Z, labels), abs=1e-10)
-
-
-def test_silhouette_coefficient_singletons_duplicates_and_bad_labels():
-    Z = np.vstack([np.zeros((3, 2)), np.ones((3, 2))])
-    labels = [0, 0, 0, 1, 1, 2]  # duplicated points (a = 0) and a singleton cluster
-    assert silhouette_coefficient(Z, labels) == pytest.approx(silhouette_score(Z, labels))
-    with pytest.raises(ValueError, match="distinct values"):
-        silhouette_coefficient(Z, np.zeros(6))
-    with pytest.raises(ValueError, match="one entry per row"):
-        silhouette_coefficient(Z, [0, 1])
-
-
-def test_silhouette_coefficient_subset_is_unbiased_and_draws_only_when_subsampling():
-    rng = np.random.default_rng(0)
-    Z = np.vstack([rng.normal(c, 1.0, size=(200, 2)) for c in (0.0, 3.0)])
-    labels = np.repeat([0, 1], 200)
-    full = silhouette_coefficient(Z, labels)
-    subsets = [silhouette_coefficient(Z, labels, n_points=40, random_state=seed) for seed in range(400)]
-    mean, lo, hi = mean_ci(subsets, 0.999)
-    assert lo <= full <= hi
-    gen = np.random.default_rng(5)
-    state = gen.bit_generator.state
-    assert silhouette_coefficient(Z, labels, n_points=400, random_state=gen) == full
-    assert gen.bit_generator.state == state  # every point: nothing drawn

@@ -437,3 +437,102 @@ def test_zero_rows_follow_algorithm_1(data):
     model = RONGauss(4, np.inf, random_state=0).fit(X)
     mu = unit_rows(X).mean(axis=0)
     np.testing.assert_allclose(model.transform(X[:1])[0], model.components_ @ (-mu / np.linalg.norm(mu)))
+
+
+# ------------------------------------------------------------------ fused chunked passes of fit
+def _straightforward_moments(X, W, y=None, label_bound=None):
+    """Noise-free Algorithm 1-4 statistics computed row by row as the paper writes them."""
+    U = unit_rows(X)
+    mu = U.mean(axis=0)
+    Z = unit_rows(U - mu) @ W.T
+    if label_bound is not None:
+        Z = np.column_stack([Z, np.clip(y, -label_bound, label_bound)])
+    return mu, second_moment(Z)
+
+
+@pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
+def test_fit_equals_straightforward_computation(mode):
+    """The chunked passes (class sums, then class second moments) give the per-row computation's values."""
+    from dpnb.ron_gauss import _CHUNK
+
+    rng = np.random.default_rng(5)
+    n = 2 * _CHUNK + 123  # blocks of unequal size
+    X = 3 * rng.standard_normal((n, 11)) + 1
+    X[7] = 0.0  # an all-zero row stays zero
+    y = {"unsupervised": None, "supervised": rng.uniform(-2, 2, n), "gmm": rng.integers(0, 3, n)}[mode]
+    kwargs = {"mode": mode, "label_bound": 1.0} if mode == "supervised" else {"mode": mode}
+    model = RONGauss(4, np.inf, random_state=1, **kwargs).fit(X, y)
+    W = model.components_
+    if mode != "gmm":
+        mu, S = _straightforward_moments(X, W, y, kwargs.get("label_bound"))
+        np.testing.assert_allclose(model.mean_, mu, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(model.covariance_, S, rtol=0, atol=1e-13)
+        return
+    for j, c in enumerate(model.classes_):
+        mu, S = _straightforward_moments(X[y == c], W)
+        np.testing.assert_allclose(model.class_means_[j], mu, rtol=0, atol=1e-14)
+        np.testing.assert_allclose(model.class_covariances_[j], S, rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
+def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
+    """Same seed, blocks of 4096 rows or one block: the same release up to rounding (same noise draws)."""
+    import dpnb.ron_gauss as module
+
+    rng = np.random.default_rng(6)
+    X = rng.standard_normal((9000, 9))
+    y = {"unsupervised": None, "supervised": rng.uniform(-1, 1, 9000), "gmm": rng.integers(0, 2, 9000)}[mode]
+    kwargs = {"mode": mode, "label_bound": 1.0} if mode == "supervised" else {"mode": mode}
+    chunked = RONGauss(3, 1.0, random_state=2, **kwargs).fit(X, y)
+    monkeypatch.setattr(module._chunks, "__defaults__", (10**9,))
+    whole = RONGauss(3, 1.0, random_state=2, **kwargs).fit(X, y)
+    for name in ("mean_", "covariance_", "class_means_", "class_covariances_"):
+        if hasattr(whole, name):
+            np.testing.assert_allclose(getattr(chunked, name), getattr(whole, name), rtol=0, atol=1e-13)
+
+
+@pytest.mark.parametrize(
+    "y",
+    [np.array([3, 0, 3, 7, 0]), np.array([-2, 5, -2]), np.array([10**9, 1, 1]), np.array(["b", "a", "b"])],
+)
+def test_encode_labels_matches_unique(y):
+    from dpnb.ron_gauss import _encode_labels
+
+    classes, codes, counts = _encode_labels(y)
+    expected = np.unique(y, return_inverse=True, return_counts=True)
+    np.testing.assert_array_equal(classes, expected[0])
+    np.testing.assert_array_equal(codes, expected[1].reshape(-1))
+    np.testing.assert_array_equal(counts, expected[2])
+
+
+# ------------------------------------------------------------------ Table 5's kernel ridge regression
+@pytest.mark.parametrize("p", [2, 9])
+def test_rbf_ridge_predict_matches_kernel_ridge(p):
+    from sklearn.kernel_ridge import KernelRidge
+
+    from dpnb.ron_gauss import rbf_ridge_predict
+
+    rng = np.random.default_rng(8)
+    Z, Z_test = rng.standard_normal((400, p)), rng.standard_normal((700, p))
+    y = np.sin(Z[:, 0]) + 0.1 * rng.standard_normal(400)
+    expected = KernelRidge(alpha=0.1, kernel="rbf").fit(Z, y).predict(Z_test)
+    np.testing.assert_allclose(rbf_ridge_predict(Z, y, Z_test, alpha=0.1), expected, rtol=0, atol=1e-10)
+    expected = KernelRidge(alpha=2.0, kernel="rbf", gamma=0.3).fit(Z, y).predict(Z_test)
+    np.testing.assert_allclose(rbf_ridge_predict(Z, y, Z_test, alpha=2.0, gamma=0.3), expected, rtol=0, atol=1e-10)
+
+
+@pytest.mark.parametrize("ridge", [1e-1, 1e-9])
+def test_refined_spd_solve_reaches_float64_accuracy(ridge):
+    """Well conditioned: float32 factor plus refinement; too ill conditioned for float32: float64 fallback."""
+    from dpnb.ron_gauss import _refined_spd_solve
+
+    rng = np.random.default_rng(9)
+    B = rng.standard_normal((300, 40))
+    A = B @ B.T + ridge * np.eye(300)  # rank 40 plus a ridge: condition number ~ 1e3 or ~ 1e12
+    b = rng.standard_normal(300)
+    x = _refined_spd_solve(A, b)
+    expected = np.linalg.solve(A, b)
+    residual = np.abs(b - A @ x).max()
+    assert residual <= 300 * np.finfo(float).eps * np.abs(A).sum(axis=1).max() * np.abs(x).max()
+    if ridge > 1e-3:  # forward error <= condition number x backward error
+        assert np.linalg.norm(x - expected) <= 1e-10 * np.linalg.norm(expected)

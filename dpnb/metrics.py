@@ -1,0 +1,88 @@
+"""Utility metrics shared by the chapters, computed exactly and without an ``n x n`` matrix in memory.
+
+* :func:`silhouette_scores` -- the mean silhouette coefficient (Rousseeuw 1987), the clustering
+  metric of PCA-Gauss's Table II and RON-Gauss's Table 3, for several labellings of the same rows
+  at the cost of one pass over the pairwise distances.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .validation import check_array, check_integer, check_random_state
+
+BLOCK_ROWS = 256  # rows per block of pairwise distances (a 256 x n block stays small for n of a few thousand)
+
+
+def _label_codes(labelings, n: int) -> tuple[list[np.ndarray], list[int]]:
+    """Each labelling as codes ``0..k-1`` shifted by the clusters of the labellings before it."""
+    codes, offsets = [], [0]
+    for labels in labelings:
+        c = np.unique(np.asarray(labels), return_inverse=True)[1].reshape(-1)
+        k = int(c.max()) + 1 if c.size else 0
+        if c.size != n or not 2 <= k <= n - 1:
+            raise ValueError(f"every labelling needs one entry per row of Z and 2..{n - 1} distinct values")
+        codes.append(c + offsets[-1])
+        offsets.append(offsets[-1] + k)
+    return codes, offsets
+
+
+def silhouette_scores(Z, labelings, *, n_points=None, random_state=None) -> list[float]:
+    """Mean silhouette coefficient of several clusterings of the same rows (Rousseeuw 1987).
+
+    For point ``i`` with mean distance ``a_i`` to the other points of its cluster and smallest mean
+    distance ``b_i`` to another cluster, ``s_i = (b_i - a_i) / max(a_i, b_i)`` (0 in a singleton
+    cluster); the score is the mean of ``s_i``. The Euclidean distances are formed from the Gram
+    matrix in blocks of :data:`BLOCK_ROWS` rows and summed per cluster of **every** labelling with
+    one product per block, so K-means over a grid of ``k`` costs one distance pass. Equal to
+    ``sklearn.metrics.silhouette_score(Z, labels)`` for each labelling up to rounding.
+
+    Parameters
+    ----------
+    Z : array_like of shape (n_samples, n_features)
+    labelings : sequence of array_like of shape (n_samples,)
+        Each with 2 to ``n_samples - 1`` distinct labels.
+    n_points : int, optional
+        Average ``s_i`` over this many points drawn uniformly without replacement (each ``s_i``
+        still exact, against all rows): an unbiased estimate at ``n_points / n_samples`` of the
+        cost. None, or at least ``n_samples``: every point, and nothing is drawn.
+    random_state : None, int, SeedSequence or Generator
+        Used only to draw the subset.
+
+    Returns
+    -------
+    list of float, one per labelling.
+    """
+    Z = check_array(Z, ndim=2, name="Z")
+    n = Z.shape[0]
+    codes, offsets = _label_codes(labelings, n)
+    rows = np.arange(n)
+    if n_points is not None and check_integer(n_points, "n_points", minimum=1) < n:
+        rows = np.sort(check_random_state(random_state).choice(n, n_points, replace=False))
+    onehot = np.zeros((n, offsets[-1]))
+    for c in codes:
+        onehot[np.arange(n), c] = 1.0
+    sizes = onehot.sum(axis=0)
+    sq = np.einsum("ij,ij->i", Z, Z)
+    sums = np.empty((rows.size, offsets[-1]))
+    for start in range(0, rows.size, BLOCK_ROWS):
+        idx = rows[start : start + BLOCK_ROWS]
+        d2 = Z[idx] @ Z.T
+        d2 *= -2.0
+        d2 += sq[idx, None]
+        d2 += sq
+        d2[np.arange(idx.size), idx] = 0.0
+        np.maximum(d2, 0.0, out=d2)  # round-off can make a squared distance slightly negative
+        sums[start : start + idx.size] = np.sqrt(d2, out=d2) @ onehot
+    picked = np.arange(rows.size)
+    scores = []
+    for c, lo, hi in zip(codes, offsets[:-1], offsets[1:]):
+        mine = c[rows]
+        own = sizes[mine]
+        a = np.divide(sums[picked, mine], own - 1, out=np.zeros(rows.size), where=own > 1)
+        means = sums[:, lo:hi] / sizes[lo:hi]
+        means[picked, mine - lo] = np.inf
+        b = means.min(axis=1)
+        top = np.maximum(a, b)
+        scores.append(float(np.divide(b - a, top, out=np.zeros(rows.size), where=(top > 0) & (own > 1)).mean()))
+    return scores
