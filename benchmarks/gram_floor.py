@@ -18,7 +18,7 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_limits
 
-from dpnb.component_analysis import DPPCAPublisher
+from dpnb.component_analysis import DPLDAPublisher, DPPCAPublisher
 from dpnb.dppro import DPPro
 from dpnb.pca_gauss import PCAGauss
 from dpnb.private_pca import ModSULQ
@@ -38,6 +38,7 @@ def cases(X_box, X_sym, X_ball, labels, basis):
         "RONGauss gmm": lambda: RONGauss(8, 1.0, mode="gmm", random_state=0).fit(X_sym, labels),
         "PCAGauss (public basis)": lambda: PCAGauss(8, 1.0, basis=basis, random_state=0).fit(X_sym),
         "DPPCAPublisher": lambda: DPPCAPublisher(8, 1.0, random_state=0).fit(X_box),
+        "DPLDAPublisher": lambda: DPLDAPublisher(1.0, n_classes=2, random_state=0).fit(X_box, labels),
         "MOD-SULQ": lambda: ModSULQ(8, 1.0, 1e-5, random_state=0).fit(X_ball),
         "DPPro release": lambda: DPPro(8, 1.0, 1e-5, random_state=0).fit(X_box),
     }
