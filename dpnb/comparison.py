@@ -62,6 +62,7 @@ class Unfinished:
 
 
 def _child(sender, function, args) -> None:
+    sender.send(("ready", None))  # imports done: the budget starts now
     try:
         message = ("ok", function(*args))
     except Exception as exc:  # reported to the parent as a result
@@ -73,13 +74,30 @@ def _child(sender, function, args) -> None:
     sender.close()
 
 
+STARTUP_SECONDS = 300.0  # at most this long for a child to start and import what it runs (not part of a budget)
+
+
+def _context():
+    """Processes started from a clean server (``forkserver``), else spawned; never forked from this process.
+
+    Forking a process that runs threads (a Jupyter kernel, BLAS, a library's runtime) can copy a held
+    lock into the child, which then hangs: a fit would be reported as out of time for no reason of its own.
+    """
+    methods = multiprocessing.get_all_start_methods()
+    if "forkserver" in methods:
+        context = multiprocessing.get_context("forkserver")
+        context.set_forkserver_preload([__name__])
+        return context
+    return multiprocessing.get_context("spawn")
+
+
 def run_with_budget(function, args=(), seconds: float = 10.0):
     """``function(*args)`` in a child process, killed if it has not returned after ``seconds``.
 
     Parameters
     ----------
     function : callable
-        Module-level (picklable) where processes are spawned; any callable where they fork.
+        Module-level (picklable): the child is started from a clean process, not forked from this one.
     args : tuple
         Its arguments (a generator among them is copied into the child, so the result is the
         same as an in-process call's).
@@ -89,17 +107,22 @@ def run_with_budget(function, args=(), seconds: float = 10.0):
     Returns
     -------
     The function's value, or :class:`Unfinished` with the reason ``"did not finish within T s"``
-    or ``"failed: <exception>"``. The child is always gone when this returns.
+    or ``"failed: <exception>"``. The budget counts from the moment the child has started and imported
+    what it runs (at most :data:`STARTUP_SECONDS`), so it measures the fit alone. The child is always
+    gone when this returns.
     """
     seconds = check_positive(seconds, "seconds")
-    methods = multiprocessing.get_all_start_methods()
-    context = multiprocessing.get_context("fork" if "fork" in methods else "spawn")
+    context = _context()
     receiver, sender = context.Pipe(duplex=False)
     process = context.Process(target=_child, args=(sender, function, args), daemon=True)
     process.start()
     sender.close()
     try:
-        status, payload = receiver.recv() if receiver.poll(seconds) else ("timeout", None)
+        if not receiver.poll(STARTUP_SECONDS):
+            status, payload = "error", f"failed: the child process did not start within {STARTUP_SECONDS:g} s"
+        else:
+            receiver.recv()  # "ready"
+            status, payload = receiver.recv() if receiver.poll(seconds) else ("timeout", None)
     except EOFError:
         status, payload = "error", "failed: the child process exited without a result"
     finally:
