@@ -108,7 +108,7 @@ def run_with_budget(function, args=(), seconds: float = 10.0):
     -------
     The function's value, or :class:`Unfinished` with the reason ``"did not finish within T s"``
     or ``"failed: <exception>"``. The budget counts from the moment the child has started and imported
-    what it runs (at most :data:`STARTUP_SECONDS`), so it measures the fit alone. The child is always
+    what it runs (at most ``STARTUP_SECONDS``), so it measures the fit alone. The child is always
     gone when this returns.
     """
     seconds = check_positive(seconds, "seconds")

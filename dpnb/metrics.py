@@ -33,7 +33,7 @@ def silhouette_scores(Z, labelings, *, n_points=None, random_state=None) -> list
     For point ``i`` with mean distance ``a_i`` to the other points of its cluster and smallest mean
     distance ``b_i`` to another cluster, ``s_i = (b_i - a_i) / max(a_i, b_i)`` (0 in a singleton
     cluster); the score is the mean of ``s_i``. The Euclidean distances are formed from the Gram
-    matrix in blocks of :data:`BLOCK_ROWS` rows and summed per cluster of **every** labelling with
+    matrix in blocks of ``BLOCK_ROWS`` rows and summed per cluster of **every** labelling with
     one product per block, so K-means over a grid of ``k`` costs one distance pass. Equal to
     ``sklearn.metrics.silhouette_score(Z, labels)`` for each labelling up to rounding.
 
