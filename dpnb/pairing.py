@@ -53,6 +53,14 @@ def _stable_ids(nb, previous) -> None:
         taken.add(cell.id)
 
 
+def _pair_paths(source) -> tuple[Path, Path]:
+    """The ``.md`` source (a path, or a stem inside ``notebooks/``) and its ``.ipynb``."""
+    source = Path(source)
+    if source.suffix != ".md":
+        source = Path("notebooks") / f"{source.name}.md"
+    return source, source.with_suffix(".ipynb")
+
+
 def execute_notebook(nb, cwd, timeout: int = 900):
     """Execute notebook ``nb`` in folder ``cwd`` (in place, quiet kernel); returns it."""
     from nbclient import NotebookClient
@@ -79,12 +87,9 @@ def execute_pair(source, timeout: int = 900) -> Path:
     import jupytext
     import nbformat
 
-    source = Path(source)
-    if source.suffix != ".md":
-        source = Path("notebooks") / f"{source.name}.md"
+    source, target = _pair_paths(source)
     if not source.is_file():
         raise FileNotFoundError(f"no notebook source at {source}")
-    target = source.with_suffix(".ipynb")
     nb = jupytext.read(source)
     previous = nbformat.read(target, as_version=4) if target.is_file() else None
     execute_notebook(nb, source.parent, timeout)
@@ -110,10 +115,7 @@ def restyle_pair(source) -> Path:
     import jupytext
     import nbformat
 
-    source = Path(source)
-    if source.suffix != ".md":
-        source = Path("notebooks") / f"{source.name}.md"
-    target = source.with_suffix(".ipynb")
+    source, target = _pair_paths(source)
     if not source.is_file() or not target.is_file():
         raise FileNotFoundError(f"restyling needs both {source} and {target}")
     nb = jupytext.read(source)

@@ -159,18 +159,16 @@ def execute_all(notebooks, output: Path, parameters: dict, workers: int, schedul
     """
     if workers == 1 and scheduler is None:
         for nb in notebooks:
-            start = time.perf_counter()
             try:
-                claims = execute(nb, output, parameters[nb.stem])
+                on_done(nb.stem, *_timed_execute(nb, output, parameters[nb.stem], None))
             except Exception as exc:  # report every failing notebook, then fail
-                claims = exc
-            on_done(nb.stem, claims, time.perf_counter() - start)
+                on_done(nb.stem, exc, None)
         return
     from distributed import as_completed
 
-    from .sweep import _client
+    from .sweep import dask_client
 
-    with _client(scheduler, workers, processes=True) as client:
+    with dask_client(scheduler, workers, processes=True) as client:
         futures = {
             client.submit(_timed_execute, nb, output, parameters[nb.stem], 1, pure=False, key=f"notebook-{nb.stem}"): nb
             for nb in notebooks

@@ -619,7 +619,7 @@ def _is_client(value) -> bool:
 
 
 @contextlib.contextmanager
-def _client(scheduler, n_workers: int, processes: bool):
+def dask_client(scheduler, n_workers: int, processes: bool):
     """A ``distributed.Client``: the one given, one connected to an address, or one on a new LocalCluster."""
     import logging
 
@@ -655,7 +655,7 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
 
     records = []
     with (
-        _client(scheduler, n_workers, processes) as client,
+        dask_client(scheduler, n_workers, processes) as client,
         tqdm(
             total=done + len(todo),
             initial=done,
