@@ -29,13 +29,19 @@ fits in a child process and reports :class:`Unfinished` when it does not finish 
 
 from __future__ import annotations
 
+import functools
+import importlib
 import multiprocessing
+import time
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
+import psutil
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import adjusted_rand_score
+from threadpoolctl import threadpool_limits
 
 from . import datasets
 from .component_analysis import DPLDAPublisher, DPPCAPublisher, laplace_identity
@@ -46,7 +52,8 @@ from .mst import MST, discretize
 from .pca_gauss import PCAGauss
 from .private_pca import PPCA, ModSULQ
 from .ron_gauss import RONGauss
-from .streams import sklearn_seed
+from .streams import sklearn_seed, stream
+from .sweep import register
 from .validation import check_integer, check_positive
 
 
@@ -61,10 +68,20 @@ class Unfinished:
         return self.reason
 
 
-def _child(sender, function, args) -> None:
+def _child(sender, function, args, preload) -> None:
+    try:
+        for module in preload:
+            importlib.import_module(module)
+    except ImportError as exc:
+        preload_error = exc
+    else:
+        preload_error = None
     sender.send(("ready", None))  # imports done: the budget starts now
     try:
-        message = ("ok", function(*args))
+        if preload_error is not None:
+            raise preload_error
+        with threadpool_limits(1):  # CPU seconds of one thread, whatever the machine's BLAS
+            message = ("ok", function(*args))
     except Exception as exc:  # reported to the parent as a result
         message = ("error", f"failed: {type(exc).__name__}: {exc}")
     try:
@@ -75,6 +92,7 @@ def _child(sender, function, args) -> None:
 
 
 STARTUP_SECONDS = 300.0  # at most this long for a child to start and import what it runs (not part of a budget)
+WALL_FACTOR = 10.0  # a child still running after this many times its CPU budget in wall time is stopped (hung)
 
 
 def _context():
@@ -91,8 +109,12 @@ def _context():
     return multiprocessing.get_context("spawn")
 
 
-def run_with_budget(function, args=(), seconds: float = 10.0):
-    """``function(*args)`` in a child process, killed if it has not returned after ``seconds``.
+def run_with_budget(function, args=(), seconds: float = 10.0, preload=()):
+    """``function(*args)`` in a child process, killed once it has used ``seconds`` of CPU time.
+
+    The budget is CPU time of the child (one BLAS thread), not wall time, so whether a fit finishes
+    does not depend on how busy the machine is; a child that is still running after ``WALL_FACTOR``
+    times the budget in wall time (e.g. blocked, using no CPU) is stopped too.
 
     Parameters
     ----------
@@ -102,19 +124,21 @@ def run_with_budget(function, args=(), seconds: float = 10.0):
         Its arguments (a generator among them is copied into the child, so the result is the
         same as an in-process call's).
     seconds : float
-        Wall-time budget.
+        CPU-time budget.
+    preload : sequence of str
+        Modules the child imports before the budget starts (those ``function`` imports when called).
 
     Returns
     -------
     The function's value, or :class:`Unfinished` with the reason ``"did not finish within T s"``
     or ``"failed: <exception>"``. The budget counts from the moment the child has started and imported
-    what it runs (at most ``STARTUP_SECONDS``), so it measures the fit alone. The child is always
+    what it runs (``preload`` included; at most ``STARTUP_SECONDS``), so it measures the fit alone. The child is always
     gone when this returns.
     """
     seconds = check_positive(seconds, "seconds")
     context = _context()
     receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, function, args), daemon=True)
+    process = context.Process(target=_child, args=(sender, function, args, tuple(preload)), daemon=True)
     process.start()
     sender.close()
     try:
@@ -122,7 +146,7 @@ def run_with_budget(function, args=(), seconds: float = 10.0):
             status, payload = "error", f"failed: the child process did not start within {STARTUP_SECONDS:g} s"
         else:
             receiver.recv()  # "ready"
-            status, payload = receiver.recv() if receiver.poll(seconds) else ("timeout", None)
+            status, payload = _wait(receiver, process.pid, seconds)
     except EOFError:
         status, payload = "error", "failed: the child process exited without a result"
     finally:
@@ -133,6 +157,24 @@ def run_with_budget(function, args=(), seconds: float = 10.0):
     if status == "ok":
         return payload
     return Unfinished(f"did not finish within {seconds:g} s" if status == "timeout" else payload)
+
+
+def _cpu_seconds(pid: int) -> float:
+    times = psutil.Process(pid).cpu_times()
+    return times.user + times.system
+
+
+def _wait(receiver, pid: int, seconds: float) -> tuple:
+    """The child's message, or ``("timeout", None)`` once it used ``seconds`` of CPU time (or hung)."""
+    start_cpu, start_wall = _cpu_seconds(pid), time.monotonic()
+    while not receiver.poll(0.02):
+        try:
+            used = _cpu_seconds(pid) - start_cpu
+        except psutil.NoSuchProcess:  # it exited; the next poll sees its message or the end of the pipe
+            continue
+        if used > seconds or time.monotonic() - start_wall > WALL_FACTOR * seconds:
+            return "timeout", None
+    return receiver.recv()
 
 
 class TimeBudget:
@@ -153,12 +195,13 @@ class TimeBudget:
         self.seconds = check_positive(seconds, "seconds")
         self._out_of_time: dict = {}
 
-    def run(self, name: str, n: int, epsilon: float, function, *args):
-        """``function(*args)`` under the budget, or the :class:`Unfinished` of an earlier fit."""
+    def run(self, name: str, n: int, epsilon: float, function, *args, preload=()):
+        """``function(*args)`` under the budget (``preload``: see :func:`run_with_budget`), or the
+        :class:`Unfinished` of an earlier fit."""
         earlier = self._out_of_time.get((name, n))
         if earlier is not None and epsilon >= earlier[0]:
             return earlier[1]
-        result = run_with_budget(function, args, self.seconds)
+        result = run_with_budget(function, args, self.seconds, preload)
         if isinstance(result, Unfinished) and result.reason.startswith("did not finish"):
             self._out_of_time[(name, n)] = (epsilon, result)
         return result
@@ -356,11 +399,8 @@ def opendp_pca(X, n_components: int, epsilon: float, rng) -> np.ndarray:
 PEER_SUBSPACES = {"diffprivlib PCA": diffprivlib_pca, "OpenDP PCA": opendp_pca}
 
 
-def _import_peers() -> None:
-    """Import the libraries in this process, so that a forked fit's budget is not spent importing them."""
-    import diffprivlib.models  # noqa: F401
-    import opendp.extras.sklearn._make_eigenvector  # noqa: F401
-    import opendp.prelude  # noqa: F401
+PEER_MODULES = ("diffprivlib.models", "opendp.prelude", "opendp.extras.sklearn._make_eigenvector")
+"""What the libraries' fits import: imported by a budgeted child before its budget starts."""
 
 
 def subspace_quality(
@@ -385,11 +425,9 @@ def subspace_quality(
         for child, (name, fn) in zip(children, registry.items(), strict=False)
         if name in names
     }
-    if budget is not None:
-        _import_peers()
     for child, (name, fn) in zip(children[len(registry) :], PEER_SUBSPACES.items(), strict=True):
         if budget is not None and name in names:
-            V = budget.run(name, len(X), epsilon, fn, X, n_components, epsilon, child)
+            V = budget.run(name, len(X), epsilon, fn, X, n_components, epsilon, child, preload=PEER_MODULES)
             out[name] = V if isinstance(V, Unfinished) else captured_variance(X, V)
     return out
 
@@ -610,3 +648,153 @@ def mnist_clustering(X, y, epsilon: float, delta: float, rng, *, n_components: i
         name: float(adjusted_rand_score(y, release(X, y, epsilon, delta, child, n_components)))
         for child, (name, release) in zip(children, MNIST_METHODS.items(), strict=True)
     }
+
+
+# ----------------------------------------------------------------------------- the trial grid, on dpnb.sweep
+@functools.lru_cache(maxsize=4)
+def _experiment_data(experiment: str, seed: int, n_rows: int, n_test: int, pool: int):
+    """The rows of one experiment, drawn from their own stream of ``seed`` (kept per process)."""
+    if experiment == "adult":
+        return load_adult_task(n_rows, n_test, random_state=stream(seed, "adult-rows"))
+    if experiment == "rf1":
+        return load_rf1_task(n_rows, n_test, random_state=stream(seed, "rf1-rows"))
+    if experiment == "mnist":
+        return load_mnist_task(n_rows, pool=pool, random_state=stream(seed, "mnist-rows"))
+    return datasets.load_dna(n_samples=n_rows, random_state=stream(seed, "dna-distance-rows")).X
+
+
+EXPERIMENTS = ("adult", "rf1", "mnist", "distances")
+
+
+@register(name="point")
+def trial(
+    experiment: str,
+    epsilons: list,
+    epsilon_index: int,
+    repetition: int,
+    delta: float,
+    n_components: int,
+    n_rows: int,
+    seed: int,
+    n_test: int = 0,
+    pool: int = 1,
+) -> dict:
+    """One point of the comparison's trial grid: every method of ``experiment`` at one budget and repetition.
+
+    A sweep task (``python -m dpnb.sweep dpnb.comparison:point``): the rows are drawn from the
+    stream ``(seed, "<experiment>-rows")`` (``"dna-distance-rows"`` for the distances), the
+    methods from the stream ``(seed, (experiment, epsilon_index, repetition))``, so a point gives
+    the same scores wherever it runs.
+
+    Parameters
+    ----------
+    experiment : {"adult", "rf1", "mnist", "distances"}
+        :func:`adult_classification`, :func:`rf1_regression`, :func:`mnist_clustering` or
+        :func:`distance_preservation`.
+    epsilons : list of float
+        The budgets of the grid; this point runs ``epsilons[epsilon_index]``.
+    epsilon_index, repetition : int
+        The point's budget (index into ``epsilons``) and repetition.
+    delta : float
+    n_components : int
+        Projected dimension of the methods that take one.
+    n_rows : int
+        Rows each release is computed from (for MNIST also scored on).
+    seed : int
+        Root of the point's streams.
+    n_test : int
+        Real held-out rows the Adult and RF1 models are scored on.
+    pool : int
+        MNIST pixel-block side (see :func:`load_mnist_task`).
+
+    Returns
+    -------
+    dict
+        Method name -> score.
+    """
+    if experiment not in EXPERIMENTS:
+        raise ValueError(f"experiment must be one of {', '.join(EXPERIMENTS)}, got {experiment!r}")
+    epsilon = float(epsilons[check_integer(epsilon_index, "epsilon_index", minimum=0)])
+    data = _experiment_data(experiment, seed, n_rows, n_test, pool)
+    rng = stream(seed, (experiment, epsilon_index, repetition))
+    if experiment == "adult":
+        return adult_classification(data, epsilon, delta, rng, n_components=n_components)
+    if experiment == "rf1":
+        return rf1_regression(data, epsilon, delta, rng, n_components=n_components)
+    if experiment == "mnist":
+        return mnist_clustering(*data, epsilon, delta, rng, n_components=n_components)
+    return distance_preservation(data, n_components, epsilon, delta, rng)
+
+
+def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None, **options) -> dict:
+    """Scores of every method at every budget and repetition: ``{method: {epsilon: [score, ...]}}``.
+
+    Parameters
+    ----------
+    experiment : str or callable
+        A name of :data:`EXPERIMENTS`, run as :func:`trial` points (with ``options``: ``delta``,
+        ``n_components``, ``n_rows``, ``n_test``, ``pool``); or a function ``(epsilon, rng) ->
+        {method: score}``, run in this process with ``rng = stream(seed, (key, i, s))``, ``key``
+        given in ``options``.
+    epsilons : list of float
+    n_repetitions : int
+        Repetitions per budget.
+    seed : int
+    sweep : None or dict
+        None runs the points here, one after another. A dict runs a named experiment's points as
+        tasks of :func:`dpnb.sweep.run_sweep` with these keyword arguments (``output`` required;
+        ``scheduler``, ``n_workers``, ``processes``); the folder is emptied first, so the scores
+        are those of the code that runs now. The scores are the same either way.
+
+    Raises
+    ------
+    RuntimeError
+        A point of the sweep failed (the message gives its parameters and error).
+    """
+    epsilons = [float(e) for e in epsilons]
+    n_repetitions = check_integer(n_repetitions, "n_repetitions")
+    points = [(i, s) for i in range(len(epsilons)) for s in range(n_repetitions)]
+    if callable(experiment):
+        key = options["key"]
+        results = [experiment(epsilons[i], stream(seed, (key, i, s))) for i, s in points]
+    elif sweep is None:
+        results = [trial(experiment, epsilons, i, s, seed=seed, **options) for i, s in points]
+    else:
+        results = _swept(experiment, epsilons, n_repetitions, seed, sweep, options)
+    scores: dict = {}
+    for (i, _), result in zip(points, results, strict=True):
+        for method, value in result.items():
+            scores.setdefault(method, {}).setdefault(epsilons[i], []).append(value)
+    return scores
+
+
+def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[dict]:
+    """The points of :func:`run_grid` as sweep tasks; their scores in the grid's order."""
+    import shutil
+
+    from .sweep import run_sweep
+
+    sweep = dict(sweep)
+    output = Path(sweep.pop("output"))
+    shutil.rmtree(output, ignore_errors=True)
+    grid = {
+        "experiment": [experiment],
+        "epsilons": [list(epsilons)],
+        "epsilon_index": list(range(len(epsilons))),
+        "repetition": list(range(n_repetitions)),
+        **{name: [value] for name, value in options.items()},
+    }
+    table = run_sweep(trial, grid, [seed], output, progress=False, **sweep)
+    failed = table[table["status"] != "ok"]
+    if len(failed):
+        row = failed.iloc[0]
+        raise RuntimeError(
+            f"{len(failed)} point(s) of the {experiment} sweep failed, e.g. epsilon index "
+            f"{row['epsilon_index']}, repetition {row['repetition']}: {row['error']}"
+        )
+    reserved = {"task", *grid, "seed", "status", "error", "git_revision", "seconds", "key", "log"}
+    methods = [c for c in table.columns if c not in reserved and not c.startswith("version.")]
+    scores = {
+        (row["epsilon_index"], row["repetition"]): {m: float(row[m]) for m in methods} for _, row in table.iterrows()
+    }
+    return [scores[i, s] for i in range(len(epsilons)) for s in range(n_repetitions)]

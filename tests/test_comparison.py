@@ -55,6 +55,15 @@ def _square(x):
     return x * x
 
 
+def _spin(seconds):
+    import time
+
+    end = time.process_time() + seconds
+    while time.process_time() < end:
+        pass
+    return seconds
+
+
 def _sleep_long(x):
     import time
 
@@ -68,13 +77,28 @@ def _raise(x):
 
 def test_budget_runner_returns_value_times_out_and_reports_errors():
     assert comparison.run_with_budget(_square, (3,), 10.0) == 9
-    late = comparison.run_with_budget(_sleep_long, (1,), 0.5)
+    late = comparison.run_with_budget(_spin, (30.0,), 0.5)
     assert isinstance(late, comparison.Unfinished) and str(late) == "did not finish within 0.5 s"
+    hung = comparison.run_with_budget(_sleep_long, (1,), 0.1)  # no CPU used: stopped after WALL_FACTOR x 0.1 s
+    assert isinstance(hung, comparison.Unfinished) and str(hung) == "did not finish within 0.1 s"
     failed = comparison.run_with_budget(_raise, (2,), 10.0)
     assert isinstance(failed, comparison.Unfinished) and str(failed) == "failed: ValueError: bad input 2"
     import multiprocessing
 
     assert multiprocessing.active_children() == []  # every child is gone
+
+
+def _imported(name):
+    import sys
+
+    return name in sys.modules
+
+
+def test_budget_runner_imports_preload_before_the_budget():
+    assert comparison.run_with_budget(_imported, ("colorsys",), 10.0) is False
+    assert comparison.run_with_budget(_imported, ("colorsys",), 10.0, preload=("colorsys",)) is True
+    missing = comparison.run_with_budget(_square, (3,), 10.0, preload=("no_such_module_here",))
+    assert isinstance(missing, comparison.Unfinished) and str(missing).startswith("failed: ModuleNotFoundError")
 
 
 def test_time_budget_skips_larger_epsilons_after_running_out():
@@ -122,3 +146,47 @@ def test_mnist_task_pools_public_pixels_and_scores_every_method():
     assert list(scores) == list(comparison.MNIST_METHODS) and all(-1.0 <= s <= 1.0 for s in scores.values())
     centres = np.array([[0.0, 0.0], [1.0, 1.0]])
     np.testing.assert_array_equal(comparison._assign(centres, np.array([[0.1, 0.2], [0.9, 0.8]])), [0, 1])
+
+
+GRID = {"delta": 1e-6, "n_components": 4, "n_rows": 40}
+
+
+def test_trial_is_reproducible_and_checks_its_experiment():
+    first = comparison.trial("distances", [0.5, 2.0], 1, 0, seed=3, **GRID)
+    again = comparison.trial("distances", [0.5, 2.0], 1, 0, seed=3, **GRID)
+    other = comparison.trial("distances", [0.5, 2.0], 1, 1, seed=3, **GRID)
+    assert first == again and first != other
+    assert first["data-free control (answer 0)"] == 1.0
+    with pytest.raises(ValueError, match="experiment must be one of"):
+        comparison.trial("census", [1.0], 0, 0, seed=3, **GRID)
+    with pytest.raises(ValueError, match="epsilon_index"):
+        comparison.trial("distances", [1.0], -1, 0, seed=3, **GRID)
+
+
+def test_run_grid_gives_the_same_scores_in_the_kernel_and_on_a_sweep(tmp_path):
+    here = comparison.run_grid("distances", [0.5, 2.0], 2, 7, **GRID)
+    swept = comparison.run_grid(
+        "distances", [0.5, 2.0], 2, 7, sweep={"output": tmp_path / "s", "n_workers": 1, "processes": False}, **GRID
+    )
+    assert here == swept
+    assert set(here["DPPro (record-level)"]) == {0.5, 2.0} and len(here["DPPro (record-level)"][2.0]) == 2
+    assert (tmp_path / "s" / "results.parquet").is_file()
+    # a callable experiment runs here, with the stream (seed, (key, i, s)) of each point
+    calls = comparison.run_grid(lambda eps, rng: {"m": eps + rng.random()}, [1.0], 2, 7, key="k")
+    assert len(set(calls["m"][1.0])) == 2
+
+
+def test_run_grid_reports_a_failed_point(tmp_path):
+    with pytest.raises(
+        RuntimeError, match=r"2 point\(s\) of the distances sweep failed, e.g. epsilon index 0.*ValueError"
+    ):
+        comparison.run_grid(
+            "distances",
+            [1.0],
+            2,
+            0,
+            sweep={"output": tmp_path, "n_workers": 1, "processes": False},
+            **{**GRID, "n_rows": 1},
+        )
+    with pytest.raises(ValueError, match="n_repetitions"):
+        comparison.run_grid("distances", [1.0], 0, 0, **GRID)
