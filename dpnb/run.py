@@ -13,10 +13,10 @@ overrides one parameter (value parsed as YAML) in every selected notebook. Every
 checked against the notebook's parameters cell before anything runs.
 
 Workers: by default the notebooks run two at a time (``--workers 2``), as tasks on a Dask
-``LocalCluster`` of worker processes, each notebook's kernel limited to one BLAS/OpenMP thread so
-that two notebooks share two cores without oversubscription (outputs do not depend on the thread
-count: ``make test`` checks them under one and two threads). ``--workers 1`` runs them one after
-another in this process with the machine's default threads. ``--scheduler tcp://host:port`` sends
+``LocalCluster`` of worker processes. Every notebook's kernel is limited to one BLAS/OpenMP thread,
+whatever the number of workers, so that N workers use N cores without oversubscription and the run
+scales with the workers (outputs do not depend on the thread count: ``make test`` checks them under
+one and two threads). ``--workers 1`` runs them one after another in this process. ``--scheduler tcp://host:port`` sends
 them to an existing Dask cluster instead (its workers need this repository and its environment).
 The longest notebooks start first, by the wall times of the previous run of the same profile into
 the same output folder (``<output>/run.json``, which also records this run's times).
@@ -25,6 +25,7 @@ the same output folder (``<output>/run.json``, which also records this run's tim
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
@@ -97,31 +98,46 @@ def check_parameter_names(notebook: Path, names) -> None:
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
+@contextlib.contextmanager
+def _thread_environment(blas_threads: int | None):
+    """This process's environment with ``THREAD_VARIABLES`` set to ``blas_threads`` (None: unchanged)."""
+    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
+    if blas_threads is not None:
+        os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(blas_threads)))
+    try:
+        yield
+    finally:
+        for name, value in saved.items():
+            if value is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = value
+
+
 def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None = None) -> Path:
     """Run one notebook with papermill into ``output``; returns its claims file.
 
-    ``blas_threads`` limits the kernel's BLAS/OpenMP threads (set in this process's environment,
-    which the kernel inherits; meant for worker processes that run one notebook at a time).
+    ``blas_threads`` limits the kernel's BLAS/OpenMP threads (set in this process's environment
+    while the notebook runs, which the kernel inherits, and restored afterwards).
     """
     import papermill
 
     from .pairing import QuietKernelManager
 
-    if blas_threads is not None:
-        os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(blas_threads)))
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     params = {**parameters, "output_dir": str(out_dir.resolve())}
-    papermill.execute_notebook(
-        str(notebook),
-        str(output / notebook.name),
-        parameters=params,
-        cwd=str(notebook.parent),
-        progress_bar=False,
-        log_output=False,
-        kernel_name="python3",
-        kernel_manager_class=QuietKernelManager,
-    )
+    with _thread_environment(blas_threads):
+        papermill.execute_notebook(
+            str(notebook),
+            str(output / notebook.name),
+            parameters=params,
+            cwd=str(notebook.parent),
+            progress_bar=False,
+            log_output=False,
+            kernel_name="python3",
+            kernel_manager_class=QuietKernelManager,
+        )
     return out_dir / "claims.json"
 
 
@@ -153,14 +169,14 @@ def execute_all(notebooks, output: Path, parameters: dict, workers: int, schedul
         In the order to start them.
     workers : int
         1 runs them one after another in this process; more starts a LocalCluster of that many
-        single-threaded worker processes (ignored when ``scheduler`` is given).
+        worker processes (ignored when ``scheduler`` is given). Each kernel gets one BLAS thread.
     scheduler : str or None
         Address of an existing Dask scheduler.
     """
     if workers == 1 and scheduler is None:
         for nb in notebooks:
             try:
-                on_done(nb.stem, *_timed_execute(nb, output, parameters[nb.stem], None))
+                on_done(nb.stem, *_timed_execute(nb, output, parameters[nb.stem], 1))
             except Exception as exc:  # report every failing notebook, then fail
                 on_done(nb.stem, exc, None)
         return

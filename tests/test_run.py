@@ -1,4 +1,5 @@
 import json
+import os
 
 import nbformat
 import pytest
@@ -116,7 +117,9 @@ def test_execute_and_gather(tmp_path, capsys):
     assert "wall time per notebook: " in printed
 
 
-def test_parallel_kernels_get_one_blas_thread_and_failures_are_reported(tmp_path, capsys):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, capsys, monkeypatch, workers):
+    monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     nb = nbformat.v4.new_notebook()
@@ -132,8 +135,9 @@ def test_parallel_kernels_get_one_blas_thread_and_failures_are_reported(tmp_path
     nbformat.write(nb, nbdir / "threads.ipynb")
     _write_broken(nbdir)
     out = tmp_path / "results"
-    assert run.main(["--output", str(out), "--notebooks", str(nbdir), "--workers", "2"]) == 1
+    assert run.main(["--output", str(out), "--notebooks", str(nbdir), "--workers", workers]) == 1
     assert json.loads((out / "claims.json").read_text())[0]["measured"] == "1"
+    assert os.environ["OPENBLAS_NUM_THREADS"] == "7"  # this process's environment is restored
     captured = capsys.readouterr()
     assert "FAILED broken" in captured.out and "failed notebooks: broken" in captured.err
 
