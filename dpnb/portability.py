@@ -55,21 +55,28 @@ def configurations() -> dict[str, dict[str, str]]:
 
 
 @contextlib.contextmanager
-def numerical_environment(name: str):
-    """Set the environment of configuration ``name`` for kernels started inside the block."""
-    configs = configurations()
-    if name not in configs:
-        raise ValueError(f"unknown configuration {name!r}; choose one of {', '.join(configs)}")
-    saved = {key: os.environ.get(key) for key in configs[name]}
-    os.environ.update({k: v for k, v in configs[name].items() if v})
+def environment(values: dict):
+    """This process's environment with ``values`` set (empty values leave a variable as it is), restored after."""
+    saved = {key: os.environ.get(key) for key in values}
+    os.environ.update({k: v for k, v in values.items() if v})
     try:
-        yield configs[name]
+        yield
     finally:
         for key, value in saved.items():
             if value is None:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+
+
+@contextlib.contextmanager
+def numerical_environment(name: str):
+    """Set the environment of configuration ``name`` for kernels started inside the block."""
+    configs = configurations()
+    if name not in configs:
+        raise ValueError(f"unknown configuration {name!r}; choose one of {', '.join(configs)}")
+    with environment(configs[name]):
+        yield configs[name]
 
 
 def text_outputs(nb) -> list[tuple[int, str]]:

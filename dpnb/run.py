@@ -25,14 +25,13 @@ the same output folder (``<output>/run.json``, which also records this run's tim
 from __future__ import annotations
 
 import argparse
-import contextlib
 import json
-import os
 import sys
 import time
 from pathlib import Path
 
 from .claims import VERDICTS, collect
+from .portability import environment
 from .report import markdown_table
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,22 +97,6 @@ def check_parameter_names(notebook: Path, names) -> None:
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 
 
-@contextlib.contextmanager
-def _thread_environment(blas_threads: int | None):
-    """This process's environment with ``THREAD_VARIABLES`` set to ``blas_threads`` (None: unchanged)."""
-    saved = {name: os.environ.get(name) for name in THREAD_VARIABLES}
-    if blas_threads is not None:
-        os.environ.update(dict.fromkeys(THREAD_VARIABLES, str(blas_threads)))
-    try:
-        yield
-    finally:
-        for name, value in saved.items():
-            if value is None:
-                os.environ.pop(name, None)
-            else:
-                os.environ[name] = value
-
-
 def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None = None) -> Path:
     """Run one notebook with papermill into ``output``; returns its claims file.
 
@@ -127,7 +110,7 @@ def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | 
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     params = {**parameters, "output_dir": str(out_dir.resolve())}
-    with _thread_environment(blas_threads):
+    with environment(dict.fromkeys(THREAD_VARIABLES, str(blas_threads) if blas_threads else "")):
         papermill.execute_notebook(
             str(notebook),
             str(output / notebook.name),
