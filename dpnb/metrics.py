@@ -2,7 +2,7 @@
 
 * :func:`silhouette_scores` -- the mean silhouette coefficient (Rousseeuw 1987), the clustering
   metric of PCA-Gauss's Table II and RON-Gauss's Table 3, for several labellings of the same rows
-  at the cost of one pass over the pairwise distances.
+  at the cost of one pass over the pairwise distances (half of them: the matrix is symmetric).
 """
 
 from __future__ import annotations
@@ -27,15 +27,66 @@ def _label_codes(labelings, n: int) -> tuple[list[np.ndarray], list[int]]:
     return codes, offsets
 
 
+def _distance_block(left, right, rows, cols) -> np.ndarray:
+    """Euclidean distances between rows ``rows`` and ``cols`` from one product of the augmented rows.
+
+    ``left = [Z, ||z||^2, 1]`` and ``right = [-2 Z, 1, ||z||^2]`` (:func:`_augmented`), so ``left[rows] @
+    right[cols].T`` is ``||a||^2 + ||b||^2 - 2 <a, b> = ||a - b||^2`` in one matrix product; it is clipped at 0
+    (round-off can make it slightly negative) before the square root.
+    """
+    d2 = left[rows] @ right[cols].T
+    np.maximum(d2, 0.0, out=d2)
+    return np.sqrt(d2, out=d2)
+
+
+def _augmented(Z) -> tuple[np.ndarray, np.ndarray]:
+    """``([Z, ||z||^2, 1], [-2 Z, 1, ||z||^2])`` for :func:`_distance_block`."""
+    sq = np.einsum("ij,ij->i", Z, Z)[:, None]
+    ones = np.ones_like(sq)
+    return np.hstack([Z, sq, ones]), np.hstack([-2.0 * Z, ones, sq])
+
+
+def _cluster_distance_sums(Z, onehot) -> np.ndarray:
+    """``D @ onehot`` for the ``n x n`` distance matrix ``D`` of the rows of ``Z``, from its upper triangle.
+
+    ``D`` is symmetric, so each block of rows ``I`` forms its distances to the rows ``j >= min(I)`` only, and
+    adds them both to its own rows' sums and, transposed, to the sums of the rows after ``I``: half the
+    distances of a full pass. The diagonal is set to exactly 0.
+    """
+    n = Z.shape[0]
+    left, right = _augmented(Z)
+    sums = np.zeros_like(onehot)
+    for start in range(0, n, BLOCK_ROWS):
+        stop = min(start + BLOCK_ROWS, n)
+        block = _distance_block(left, right, slice(start, stop), slice(start, n))
+        block[np.arange(stop - start), np.arange(stop - start)] = 0.0
+        sums[start:stop] += block @ onehot[start:]
+        sums[stop:] += block[:, stop - start :].T @ onehot[start:stop]
+    return sums
+
+
+def _cluster_distance_sums_of(Z, onehot, rows) -> np.ndarray:
+    """``D[rows] @ onehot``: the per-cluster distance sums of the chosen rows only, block by block."""
+    left, right = _augmented(Z)
+    sums = np.empty((rows.size, onehot.shape[1]))
+    for start in range(0, rows.size, BLOCK_ROWS):
+        idx = rows[start : start + BLOCK_ROWS]
+        block = _distance_block(left, right, idx, slice(None))
+        block[np.arange(idx.size), idx] = 0.0
+        sums[start : start + idx.size] = block @ onehot
+    return sums
+
+
 def silhouette_scores(Z, labelings, *, n_points=None, random_state=None) -> list[float]:
     """Mean silhouette coefficient of several clusterings of the same rows (Rousseeuw 1987).
 
     For point ``i`` with mean distance ``a_i`` to the other points of its cluster and smallest mean
     distance ``b_i`` to another cluster, ``s_i = (b_i - a_i) / max(a_i, b_i)`` (0 in a singleton
-    cluster); the score is the mean of ``s_i``. The Euclidean distances are formed from the Gram
-    matrix in blocks of ``BLOCK_ROWS`` rows and summed per cluster of **every** labelling with
-    one product per block, so K-means over a grid of ``k`` costs one distance pass. Equal to
-    ``sklearn.metrics.silhouette_score(Z, labels)`` for each labelling up to rounding.
+    cluster); the score is the mean of ``s_i``. The Euclidean distances of the centred rows are formed
+    from the Gram matrix in blocks of ``BLOCK_ROWS`` rows (upper triangle only when every point is
+    scored) and summed per cluster of **every** labelling with one product per block, so K-means over
+    a grid of ``k`` costs one distance pass. Equal to ``sklearn.metrics.silhouette_score(Z, labels)``
+    for each labelling up to rounding.
 
     Parameters
     ----------
@@ -63,17 +114,11 @@ def silhouette_scores(Z, labelings, *, n_points=None, random_state=None) -> list
     for c in codes:
         onehot[np.arange(n), c] = 1.0
     sizes = onehot.sum(axis=0)
-    sq = np.einsum("ij,ij->i", Z, Z)
-    sums = np.empty((rows.size, offsets[-1]))
-    for start in range(0, rows.size, BLOCK_ROWS):
-        idx = rows[start : start + BLOCK_ROWS]
-        d2 = Z[idx] @ Z.T
-        d2 *= -2.0
-        d2 += sq[idx, None]
-        d2 += sq
-        d2[np.arange(idx.size), idx] = 0.0
-        np.maximum(d2, 0.0, out=d2)  # round-off can make a squared distance slightly negative
-        sums[start : start + idx.size] = np.sqrt(d2, out=d2) @ onehot
+    Z = Z - Z.mean(axis=0)  # distances are translation-invariant; centred rows make the Gram formula more accurate
+    if rows.size == n:
+        sums = _cluster_distance_sums(Z, onehot)
+    else:
+        sums = _cluster_distance_sums_of(Z, onehot, rows)
     picked = np.arange(rows.size)
     scores = []
     for c, lo, hi in zip(codes, offsets[:-1], offsets[1:]):

@@ -225,12 +225,20 @@ def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
     return laplace_mechanism(X @ R.T, projected_identity_sensitivity(R), eps, random_state=rng), R
 
 
-def pca_identity(X_unit, n_components, epsilon, *, random_state=None):
+def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_state=None):
     """Jiang et al.'s release: DP-PCA (``epsilon/2``) then the Laplace identity query (``epsilon/2``).
 
     The PCA basis is the top-``k`` eigenvectors of the second moment of the rows with mirrored
     Laplace noise of the corrected Lemma 4 sensitivity at ``p = m``
     (``covariance_sensitivity(m, n)``); the release is ``X V + Lap(2 sqrt(k) / (epsilon / 2))``.
+
+    Parameters
+    ----------
+    X_unit, n_components, epsilon, random_state
+        As in :func:`bernoulli_identity`.
+    second_moment : ndarray (n_features, n_features), optional
+        ``X_unit.T @ X_unit / n_samples`` if already formed: it depends on the data only, not on any draw, so
+        a loop over releases of the same rows forms it once. None: formed here.
 
     Returns
     -------
@@ -243,7 +251,11 @@ def pca_identity(X_unit, n_components, epsilon, *, random_state=None):
     k = check_n_components(n_components, m)
     eps = check_epsilon(epsilon)
     rng = check_random_state(random_state)
-    S = symmetric_laplace_mechanism(X.T @ X / n, covariance_sensitivity(m, n), eps / 2, random_state=rng)
+    if second_moment is None:
+        second_moment = X.T @ X / n
+    elif check_array(second_moment, ndim=2, name="second_moment").shape != (m, m):
+        raise ValueError(f"second_moment must have shape ({m}, {m}), got {np.shape(second_moment)}")
+    S = symmetric_laplace_mechanism(second_moment, covariance_sensitivity(m, n), eps / 2, random_state=rng)
     V = top_eigenvectors(S, k)[1].T
     return laplace_mechanism(X @ V.T, projected_identity_sensitivity(V), eps / 2, random_state=rng), V
 

@@ -203,6 +203,19 @@ def test_identity_baselines_shapes_and_noise_off(data, method):
     np.testing.assert_array_equal(Z1, Z2)
 
 
+def test_pca_identity_with_precomputed_second_moment(data):
+    """A second moment formed once gives the same release as the one formed inside; wrong shapes are refused."""
+    X_unit = unit_rows(data[0])
+    Z, B = pca_identity(X_unit, 4, 1.0, random_state=3)
+    Z_pre, B_pre = pca_identity(X_unit, 4, 1.0, second_moment=X_unit.T @ X_unit / len(X_unit), random_state=3)
+    np.testing.assert_allclose(Z_pre, Z, rtol=0, atol=1e-12)
+    np.testing.assert_allclose(B_pre, B, rtol=0, atol=1e-12)
+    with pytest.raises(ValueError, match="shape"):
+        pca_identity(X_unit, 4, 1.0, second_moment=np.eye(5))
+    with pytest.raises(ValueError, match="finite"):
+        pca_identity(X_unit, 4, 1.0, second_moment=np.full((12, 12), np.nan))
+
+
 @pytest.mark.parametrize("seed", [0, 1])
 def test_identity_sensitivity_audit(seed):
     """Search over one replaced unit-norm row: ||X B^T - X' B^T||_1 never exceeds 2 sqrt(k) ||B||_2."""
