@@ -217,6 +217,18 @@ class LabelledBall(NeighborRelation):
     def project_row(self, row):
         return np.append(self.ball.project_row(row[:-1]), np.clip(row[-1], -self.label_bound, self.label_bound))
 
+    def random_rows(self, m, d, rng):
+        labels = rng.uniform(-self.label_bound, self.label_bound, m)
+        return np.column_stack([self.ball.random_rows(m, d - 1, rng), labels])
+
+    def project_rows(self, rows):
+        labels = np.clip(rows[:, -1], -self.label_bound, self.label_bound)
+        return np.column_stack([self.ball.project_rows(rows[:, :-1]), labels])
+
+    def perturb_rows(self, rows, rng, steps):
+        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
+
 
 class LabelledBox(NeighborRelation):
     """Rows ``(z, c)``: features in the box ``[low, high]`` (all but the last column) and a class
@@ -239,6 +251,19 @@ class LabelledBox(NeighborRelation):
         if rng.random() < 0.3:
             new[-1] = rng.integers(0, self.n_classes)
         return self.project_row(new)
+
+    def random_rows(self, m, d, rng):
+        return np.column_stack([self.box.random_rows(m, d - 1, rng), rng.integers(0, self.n_classes, size=m)])
+
+    def project_rows(self, rows):
+        labels = np.clip(np.round(rows[:, -1]), 0, self.n_classes - 1)
+        return np.column_stack([self.box.project_rows(rows[:, :-1]), labels])
+
+    def perturb_rows(self, rows, rng, steps):
+        new = np.column_stack([self.box.perturb_rows(rows[:, :-1], rng, steps), rows[:, -1]])
+        relabel = np.flatnonzero(rng.random(len(rows)) < 0.3)  # as perturb_row: a new class with probability 0.3
+        new[relabel, -1] = rng.integers(0, self.n_classes, size=relabel.size)
+        return self.project_rows(new)
 
 
 class FlipOneBit(NeighborRelation):

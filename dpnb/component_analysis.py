@@ -372,14 +372,42 @@ class OneHotRows(NeighborRelation):
             out[-1] = min(max(round(float(row[-1])), 0), self.n_classes - 1)
         return out
 
+    def random_rows(self, m, d, rng):
+        self._check_width(d)
+        u = rng.random((m, self.n_numeric))
+        vertex = rng.random(m) < 0.5  # as random_row: half the rows with numerics at vertices
+        u[vertex] = np.round(u[vertex])
+        parts = [u] + [np.eye(s)[rng.integers(s, size=m)] for s in self.group_sizes]
+        if self.n_classes:
+            parts.append(rng.integers(self.n_classes, size=(m, 1)))
+        return np.hstack(parts).astype(float)
+
+    def project_rows(self, rows):
+        rows = np.asarray(rows, dtype=float)
+        self._check_width(rows.shape[1])
+        out = np.zeros_like(rows)
+        out[:, : self.n_numeric] = np.clip(rows[:, : self.n_numeric], 0.0, 1.0)
+        every = np.arange(rows.shape[0])
+        for start, stop in self._bounds:
+            out[every, start + np.argmax(rows[:, start:stop], axis=1)] = 1.0
+        if self.n_classes:
+            out[:, -1] = np.clip(np.round(rows[:, -1]), 0, self.n_classes - 1)
+        return out
+
+    def perturb_rows(self, rows, rng, steps):
+        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
+
 
 class AddRemoveRows(NeighborRelation):
     """Add/remove neighbours (the paper's Definition 1) for a search over fixed-shape arrays.
 
     Rows carry a trailing *presence* column: every row of ``X`` is present (1); the neighbour
     ``X'`` is ``X`` with row ``i`` marked absent (0), i.e. that record removed (adding is the
-    same pair read the other way). Queries must use only the present rows, e.g. through
-    :func:`present_rows`. The other columns follow ``inner``, any replace-one relation.
+    same pair read the other way). Queries must count only the present rows: pass the presence
+    column as row weights (``moments_vector(Z[..., :-1], weights=Z[..., -1])``; a sum with 0/1
+    weights is the sum over the present rows). The other columns follow ``inner``, any
+    replace-one relation.
     """
 
     def __init__(self, inner: NeighborRelation):
@@ -399,74 +427,152 @@ class AddRemoveRows(NeighborRelation):
         X2[i, -1] = 0.0
         return X2
 
+    def random_rows(self, m, d, rng):
+        return np.column_stack([self.inner.random_rows(m, d - 1, rng), np.ones(m)])
 
-def present_rows(Z) -> np.ndarray:
-    """The rows of ``Z`` marked present by :class:`AddRemoveRows`, without the presence column."""
-    Z = np.asarray(Z, dtype=float)
-    return Z[Z[:, -1] == 1, :-1]
+    def project_rows(self, rows):
+        return np.column_stack([self.inner.project_rows(np.asarray(rows, dtype=float)[:, :-1]), np.ones(len(rows))])
+
+    def perturb_rows(self, rows, rng, steps):
+        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
+
+    def neighbors(self, X, i, candidates):
+        """Row ``i`` marked absent in every dataset of the stack ``X`` (the candidates play no part)."""
+        X2 = X.copy()
+        X2[:, i, -1] = 0.0
+        return X2
 
 
 # --------------------------------------------------------------------------------------
 # Statistics
 # --------------------------------------------------------------------------------------
-def moment_sums(X) -> tuple[np.ndarray, np.ndarray]:
-    """``(sum_x x, sum_x x x^T)``: the statistics DP-PCA perturbs (Section 3.1, step 1)."""
-    X = check_array(X, ndim=2, name="X", min_rows=0)
-    return X.sum(axis=0), X.T @ X
+def _check_datasets(X, name: str = "X") -> np.ndarray:
+    """``X`` as a finite float64 dataset ``(n, p)`` or stack of datasets ``(m, n, p)``."""
+    X = check_array(X, ndim=None, name=name, min_rows=0)
+    if X.ndim not in (2, 3):
+        raise ValueError(f"{name} must be a dataset (n, p) or a stack of datasets (m, n, p), got shape {X.shape}")
+    return X
 
 
-def moments_vector(X) -> np.ndarray:
-    """``(sum x, triangle(sum x x^T))`` as one vector: the query of Lemma 1."""
-    sums, second = moment_sums(X)
-    return np.concatenate([sums, triangle(second)])
+def _row_weights(weights, shape: tuple[int, ...]) -> np.ndarray | None:
+    """Validated row weights of shape ``shape`` (the datasets' leading axes), or None for weight 1."""
+    if weights is None:
+        return None
+    w = check_array(weights, ndim=None, name="weights", min_rows=0)
+    if w.shape != shape:
+        raise ValueError(f"weights must hold one weight per row, shape {shape}, got {w.shape}")
+    return w
 
 
-def _check_labels(y, n: int, n_classes: int) -> np.ndarray:
-    y = check_array(y, ndim=1, name="y", min_rows=0)
-    if y.size != n:
-        raise ValueError(f"y has {y.size} labels but X has {n} rows")
+def moment_sums(X, weights=None) -> tuple[np.ndarray, np.ndarray]:
+    """``(sum_x w_x x, sum_x w_x x x^T)``: the statistics DP-PCA perturbs (Section 3.1, step 1).
+
+    Parameters
+    ----------
+    X : array_like of shape (n, p) or (m, n, p)
+        A dataset, or a stack of ``m`` datasets (then every output gains a leading axis ``m``).
+    weights : array_like of shape (n,) or (m, n), optional
+        Row weights; default 1. With 0/1 weights (the presence column of :class:`AddRemoveRows`)
+        the sums run over the rows of weight 1 only.
+
+    Returns
+    -------
+    sums : ndarray of shape (..., p)
+    second : ndarray of shape (..., p, p)
+    """
+    X = _check_datasets(X)
+    w = _row_weights(weights, X.shape[:-1])
+    Xw = X if w is None else X * w[..., None]
+    return Xw.sum(axis=-2), np.swapaxes(Xw, -1, -2) @ X
+
+
+def moments_vector(X, weights=None) -> np.ndarray:
+    """``(sum x, triangle(sum x x^T))`` as one vector (one per dataset of a stack): the query of Lemma 1.
+
+    ``X`` and ``weights`` as in :func:`moment_sums`.
+    """
+    sums, second = moment_sums(X, weights)
+    return np.concatenate([sums, triangle(second)], axis=-1)
+
+
+def _check_labels(y, shape: tuple[int, ...], n_classes: int) -> np.ndarray:
+    """Integer labels in ``0..n_classes-1`` of the given shape (one per row of the data)."""
+    y = check_array(y, ndim=len(shape), name="y", min_rows=0)
+    if y.shape != shape:
+        raise ValueError(f"y has {y.size} labels but X has {int(np.prod(shape))} rows")
     if np.any(y != np.round(y)) or np.any(y < 0) or np.any(y >= n_classes):
         raise ValueError(f"y must hold integer class labels in 0..{n_classes - 1} (encode labels first)")
     return y.astype(int)
 
 
-def class_sums(X, y, n_classes: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def class_sums(X, y, n_classes: int, weights=None) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """``(per-class sums (C, p), class counts (C,), pooled sum x x^T (p, p))`` (Section 3.2, step 1).
 
-    ``y`` holds integer labels in ``0..n_classes-1``.
+    ``y`` holds integer labels in ``0..n_classes-1``, one per row. ``X`` may be a stack of
+    datasets ``(m, n, p)`` with labels ``(m, n)`` (every output gains a leading axis ``m``), and
+    ``weights`` row weights as in :func:`moment_sums` (counts are then sums of weights).
     """
-    X = check_array(X, ndim=2, name="X", min_rows=0)
+    X = _check_datasets(X)
     n_classes = check_integer(n_classes, "n_classes", minimum=2)
-    y = _check_labels(y, X.shape[0], n_classes)
-    onehot = np.eye(n_classes)[y]
-    return onehot.T @ X, onehot.sum(axis=0), X.T @ X
+    y = _check_labels(y, X.shape[:-1], n_classes)
+    w = _row_weights(weights, X.shape[:-1])
+    onehot = np.eye(n_classes)[y] if w is None else np.eye(n_classes)[y] * w[..., None]
+    return np.swapaxes(onehot, -1, -2) @ X, onehot.sum(axis=-2), moment_sums(X, w)[1]
 
 
-def _ordered_class_moments(X, y, n_classes: int, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
-    """Class sums and pooled ``sum x x^T`` added up in a fixed order, without BLAS.
+def _grid_class_moments(
+    X, y, n_classes: int, n_numeric: int, sizes, chunk: int = 1024
+) -> tuple[np.ndarray, np.ndarray]:
+    """Class sums and pooled ``sum x x^T`` of the rows of ``X`` rounded to the grid ``2^-16``: exact, in any order.
 
-    Same values as :func:`class_sums` up to rounding, but bit-identical on every machine: BLAS
-    kernels differ in summation order, and the greedy sampler downstream turns a last-bit
-    difference in its inputs into different records. Elementwise products summed over rows
-    (chunks of ``chunk`` rows, then chunk totals in order) are plain IEEE operations.
+    ``X`` is a ``[numeric | one-hot]`` matrix (``n_numeric`` numeric columns, groups of ``sizes``),
+    validated on the way block by block as :func:`check_onehot_data` would (one pass over the data).
+
+    Every entry of ``X`` (in ``[0, 1]``) is first rounded to the nearest multiple of ``2^-16``
+    (ties to even). This is a fixed map of each record into the same domain ``[0, 1]^p``, applied
+    before any statistic, so the sensitivities (suprema over that domain) and the privacy analysis
+    are unchanged; it moves an attribute by at most ``2^-17``, far below the noise.
+
+    Exactness. A rounded entry is ``a 2^-16`` with an integer ``0 <= a <= 2^16``; so is a class
+    indicator (``a`` = 0 or ``2^16``). The sums are computed on the integers ``a`` (one Gram
+    matrix of ``[a | 2^16 onehot(y)]``, whose blocks are ``2^32`` times the pooled second moment
+    and the class sums) and scaled by ``2^-32`` at the end, a power of two, hence exact. Every
+    product ``a b <= 2^32`` is an integer, exact in float64; a sum of ``N`` of them, and every
+    partial sum in any order or grouping, is an integer of at most ``N 2^32``, representable in
+    float64 (53-bit significand) whenever ``N <= 2^21``. Each addition (or fused multiply-add)
+    then has a representable exact result, which IEEE arithmetic returns without rounding. So for
+    up to ``2^21`` rows the result is the exact sum, bit-identical for any summation order,
+    blocking or BLAS kernel, on any machine; here BLAS forms the Gram matrix of each block of
+    ``chunk`` rows and the blocks are added in order. Beyond ``2^21`` rows the running total may
+    round, but every block is exact and the blocks are added in a fixed order, so the result is
+    still the same on every machine. The greedy sampler downstream, which turns a last-bit
+    difference in its inputs into different records, therefore gets the same inputs everywhere.
     """
-    sums = np.stack([X[y == c].sum(axis=0) for c in range(n_classes)])
-    p = X.shape[1]
-    second = np.zeros((p, p))
-    for start in range(0, X.shape[0], chunk):
-        block = X[start : start + chunk]
-        # Row i at a time: a chunk x p temporary instead of chunk x p x p, the same row-by-row order
-        # of additions (a sum over axis 0 of a C-ordered array with p >= 2 columns adds rows in order).
-        for i in range(p):
-            second[i] += (block * block[:, i : i + 1]).sum(axis=0)
-    return sums, second
+    n, p = X.shape
+    block = np.empty((min(chunk, n), p + n_classes))
+    total = np.zeros((p + n_classes, p + n_classes))
+    indicators = np.eye(n_classes) * 2.0**16
+    for start in range(0, n, chunk):
+        rows = block[: min(chunk, n - start)]
+        _check_onehot_block(X[start : start + chunk], n_numeric, sizes)
+        np.multiply(X[start : start + chunk], 2.0**16, out=rows[:, :p])  # exact: a power of two
+        np.rint(rows[:, :p], out=rows[:, :p])
+        rows[:, p:] = indicators[y[start : start + chunk]]
+        total += rows.T @ rows
+    total *= 2.0**-32
+    return total[p:, :p], total[:p, :p]
 
 
-def lda_vector(Z, n_classes: int = 2) -> np.ndarray:
-    """``(class sums, triangle(pooled sum x x^T))`` of rows ``[x | label]``: the query of Section 3.2."""
-    Z = check_array(Z, ndim=2, name="Z", min_rows=0)
-    sums, _, second = class_sums(Z[:, :-1], Z[:, -1], n_classes)
-    return np.concatenate([sums.ravel(), triangle(second)])
+def lda_vector(Z, n_classes: int = 2, weights=None) -> np.ndarray:
+    """``(class sums, triangle(pooled sum x x^T))`` of rows ``[x | label]``: the query of Section 3.2.
+
+    ``Z`` is one dataset ``(n, p + 1)`` or a stack ``(m, n, p + 1)`` (one vector per dataset);
+    ``weights`` are row weights as in :func:`moment_sums`.
+    """
+    Z = _check_datasets(Z, "Z")
+    sums, _, second = class_sums(Z[..., :-1], Z[..., -1], n_classes, weights)
+    return np.concatenate([sums.reshape(*sums.shape[:-2], -1), triangle(second)], axis=-1)
 
 
 # --------------------------------------------------------------------------------------
@@ -683,7 +789,8 @@ def mse_per_record(released, X) -> float:
     X = check_array(X, ndim=2, name="X")
     if released.shape != X.shape:
         raise ValueError(f"released has shape {released.shape} but X has {X.shape}")
-    return float(np.einsum("ij,ij->", released - X, released - X) / X.shape[0])
+    diff = released - X
+    return float(np.einsum("ij,ij->", diff, diff) / X.shape[0])
 
 
 # --------------------------------------------------------------------------------------
@@ -700,11 +807,14 @@ class DPLDAPublisher(PrivateEstimator):
     sizes and draws exactly ``n_c`` records per class, which discloses the sizes and breaks DP
     for the neighbours its own proof considers (demonstrated in the notebook); noisy counts
     fix that. :meth:`sample` runs the greedy sampler on the noisy statistics (post-processing).
+    The sums are taken over the records rounded to the grid ``2^-16`` (a fixed map of the domain
+    into itself, so the sensitivities are unchanged), which makes them exact in float64 and hence
+    bit-identical on every machine (proof: :func:`_grid_class_moments`).
 
     Parameters
     ----------
     epsilon : float
-        Total budget; ``inf`` releases the exact statistics.
+        Total budget; ``inf`` releases the exact statistics (of the rounded records).
     n_classes : int
         Public number of classes; labels are ``0..n_classes-1``.
     group_sizes : sequence of int
@@ -763,18 +873,18 @@ class DPLDAPublisher(PrivateEstimator):
         f = self._check_count_fraction()
         n_classes = check_integer(self.n_classes, "n_classes", minimum=2)
         _check_choice(self.calibration, "calibration", CALIBRATIONS)
-        X, n_numeric = check_onehot_data(X, self.group_sizes)
-        y = _check_labels(y, X.shape[0], n_classes)
+        X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
+        y = _check_labels(y, X.shape[:1], n_classes)
         counts = np.bincount(y, minlength=n_classes).astype(float)
+        sums, sum_xx = _grid_class_moments(X, y, n_classes, n_numeric, sizes)  # the value checks of X ride on this pass
         if np.any(counts == 0):
             raise ValueError(f"every class 0..{n_classes - 1} needs at least one record")
-        sums, sum_xx = _ordered_class_moments(X, y, n_classes)
         rng = self._make_rng()
         p = X.shape[1]
         self.budget_ = split_budget(epsilon, 0.0, {"class_counts": f, "sums": 1 - f})
         self.sensitivity_ = {
             "class_counts": 2.0,
-            "sums": lda_sensitivity(n_numeric, len(_check_group_sizes(self.group_sizes)), calibration=self.calibration),
+            "sums": lda_sensitivity(n_numeric, len(sizes), calibration=self.calibration),
         }
         iu = np.triu_indices(p)
         noisy = laplace_mechanism(
@@ -968,7 +1078,7 @@ def attribute_entropy_kl(X, y, X_ref, y_ref, group_sizes=(), *, n_classes: int =
     n_classes = check_integer(n_classes, "n_classes", minimum=2)
     X, n_numeric = check_onehot_data(X, group_sizes)
     X_ref, _ = check_onehot_data(X_ref, group_sizes)
-    y, y_ref = _check_labels(y, X.shape[0], n_classes), _check_labels(y_ref, X_ref.shape[0], n_classes)
+    y, y_ref = _check_labels(y, X.shape[:1], n_classes), _check_labels(y_ref, X_ref.shape[:1], n_classes)
     sizes = _check_group_sizes(group_sizes)
     entropy, kl = [], []
     for h, g in zip(

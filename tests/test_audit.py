@@ -287,3 +287,47 @@ def test_row_stack_moves_stay_in_their_domains():
     for relation in (ball, sphere):  # the vectorised projection is the one-row projection
         stack = np.vstack([rng.standard_normal((20, 4)) * 3, np.zeros((1, 4))])
         assert np.allclose(relation.project_rows(stack), [relation.project_row(r) for r in stack])
+
+
+# --------------------------------------------------------------------------------------
+# Row-stack moves of the labelled relations
+# --------------------------------------------------------------------------------------
+def test_labelled_row_stack_moves_match_the_one_row_moves():
+    rng = np.random.default_rng(21)
+    ball, box = LabelledBall(label_bound=2.0, radius=1.5), LabelledBox(-1.0, 1.0, n_classes=3)
+    for relation in (ball, box):  # the vectorised projection is the one-row projection
+        stack = rng.standard_normal((50, 5)) * 3
+        assert np.array_equal(relation.project_rows(stack), [relation.project_row(r) for r in stack])
+    rows = ball.perturb_rows(ball.random_rows(2000, 5, rng), rng, np.full(2000, 3.0))
+    assert rows.shape == (2000, 5) and np.linalg.norm(rows[:, :-1], axis=1).max() <= 1.5 + 1e-12
+    assert np.abs(rows[:, -1]).max() <= 2.0 and np.any(np.abs(rows[:, -1]) == 2.0)
+    start = box.random_rows(2000, 5, rng)
+    assert set(np.unique(start[:, -1])) == {0.0, 1.0, 2.0} and np.all(np.abs(start[:, :-1]) <= 1)
+    assert 0.4 < np.mean(np.all(np.abs(start[:, :-1]) == 1, axis=1)) < 0.6  # as random_row: half at vertices
+    moved = box.perturb_rows(np.zeros((6000, 4)), rng, np.full(6000, 0.1))
+    assert np.all(np.abs(moved[:, :-1]) <= 1) and set(np.unique(moved[:, -1])) == {0.0, 1.0, 2.0}
+    # as perturb_row: a new class drawn with probability 0.3, so the label leaves class 0 with probability 0.2
+    assert abs(np.mean(moved[:, -1] != 0) - 0.2) < 0.02
+
+
+def test_batched_search_with_labelled_relations():
+    def class_sums(Z):
+        onehot = np.stack([Z[..., -1] == c for c in (0, 1)], axis=-1).astype(float)
+        return np.swapaxes(onehot, -1, -2) @ Z[..., :-1]
+
+    # a record moving between classes changes two class sums by ||x||_1 <= d each
+    res = search_sensitivity(class_sums, LabelledBox(0.0, 1.0), 3, 4, norm=1, n_steps=100, random_state=2, batched=True)
+    assert res.max_found == pytest.approx(6.0) and np.count_nonzero(np.any(res.X != res.X_prime, axis=1)) == 1
+    # X^T y with ||x|| <= 1, |y| <= 2: ||y x - y' x'||_2 <= 4, attained by (x, 2) vs (x, -2)
+    res = search_sensitivity(
+        lambda Z: np.einsum("...ni,...n->...i", Z[..., :-1], Z[..., -1]),
+        LabelledBall(2.0, radius=1.0),
+        3,
+        3,
+        n_steps=300,
+        random_state=3,
+        batched=True,
+    )
+    assert 3.9 <= res.max_found <= 4.0 + 1e-12
+    with pytest.raises(ValueError, match="one output per dataset"):
+        search_sensitivity(lambda Z: Z.sum(), LabelledBox(), 3, 3, n_steps=1, batched=True)

@@ -14,7 +14,7 @@ from dpnb.component_analysis import (
     DPPCAPublisher,
     OneHotRows,
     _checked_moments,
-    _ordered_class_moments,
+    _grid_class_moments,
     _weighted_medians,
     attribute_entropy_kl,
     basis_projection_sensitivity,
@@ -29,7 +29,6 @@ from dpnb.component_analysis import (
     moment_sums,
     moments_vector,
     mse_per_record,
-    present_rows,
     projection_sensitivity,
     record_contribution,
     row_diameter,
@@ -440,8 +439,9 @@ def test_add_remove_relation_and_sensitivities():
     rng = np.random.default_rng(30)
     X = np.stack([rel.random_row(6, rng) for _ in range(3)])
     Xp = rel.neighbor(X, 0, rel.random_row(6, rng))
-    assert np.all(X[:, -1] == 1) and present_rows(Xp).shape == (2, 5)
-    assert np.array_equal(present_rows(Xp), X[1:, :-1])
+    assert np.all(X[:, -1] == 1) and np.array_equal(Xp[:, -1], [0, 1, 1]) and np.array_equal(Xp[:, :-1], X[:, :-1])
+    # the presence column as row weights: the moments of the present rows
+    assert np.allclose(moments_vector(Xp[:, :-1], weights=Xp[:, -1]), moments_vector(X[1:, :-1]))
     # one record's contribution: all numerics at 1 and one level per group
     x = np.array([1.0, 1.0, 0.0, 1.0, 0.0])
     assert np.abs(moments_vector(x[None])).sum() == record_contribution(2, 1) == 3 + 6
@@ -634,10 +634,111 @@ def test_attribute_entropy_kl():
         attribute_entropy_kl(X, y + 1, X, y, (4,))
 
 
-def test_ordered_class_moments_match_class_sums():
+def test_grid_class_moments_are_exact_in_any_row_order():
+    from fractions import Fraction
+
     rng = np.random.default_rng(60)
-    X = onehot_data(5000, 4, (3,), rng)
-    y = rng.integers(2, size=5000)
-    sums, second = _ordered_class_moments(X, y, 2, chunk=700)
-    ref_sums, _, ref_second = class_sums(X, y, 2)
-    assert np.allclose(sums, ref_sums, rtol=1e-12) and np.allclose(second, ref_second, rtol=1e-12)
+    X = onehot_data(300, 4, (3,), rng)
+    X[:5, :4] = [[1.0, 0.0, 2.0**-17, 1 - 2.0**-18], [0.3, 0.7, 3 * 2.0**-17, 0.5]] + [[0.1, 0.2, 0.3, 0.4]] * 3
+    y = rng.integers(2, size=300)
+    sums, second = _grid_class_moments(X, y, 2, 4, (3,))
+    # the same statistics in exact rational arithmetic on the rounded records (round half to even)
+    grid = [[Fraction(round(Fraction(v) * 2**16), 2**16) for v in row] for row in X.tolist()]
+    assert grid[0][2] == 0 and grid[0][3] == 1 and grid[1][2] == Fraction(2, 2**16)  # ties to even
+    exact_sums = [[sum(r[j] for r, c in zip(grid, y) if c == k) for j in range(7)] for k in (0, 1)]
+    exact_second = [[sum(r[i] * r[j] for r in grid) for j in range(7)] for i in range(7)]
+    assert sums.tolist() == [[float(v) for v in row] for row in exact_sums]  # float(v) is v itself: exact
+    assert second.tolist() == [[float(v) for v in row] for row in exact_second]
+    assert np.all(np.abs(sums - class_sums(X, y, 2)[0]) <= 300 * 2.0**-17)
+    for chunk, order in ((7, rng.permutation(300)), (300, np.arange(300)[::-1]), (1, rng.permutation(300))):
+        other = _grid_class_moments(X[order], y[order], 2, 4, (3,), chunk=chunk)
+        assert np.array_equal(other[0], sums) and np.array_equal(other[1], second)  # bit-identical
+    fit = DPLDAPublisher(np.inf, group_sizes=(3,)).fit(X, y)
+    assert np.array_equal(fit.second_moment_, second / 300)  # the fit releases these sums
+    assert np.array_equal(fit.means_, sums / np.bincount(y)[:, None])
+
+
+# ----------------------------------------------------------------------------- stacks of datasets, row-stack moves
+def test_queries_on_stacks_match_per_dataset_queries():
+    rng = np.random.default_rng(70)
+    Z = np.column_stack([onehot_data(24, 2, (3,), rng), rng.integers(2, size=24)]).reshape(4, 6, 6)
+    w = (rng.random((4, 6)) < 0.7).astype(float)
+    X, y = Z[..., :-1], Z[..., -1]
+    for k in range(4):
+        present = w[k] == 1
+        assert np.allclose(moments_vector(X, weights=w)[k], moments_vector(X[k][present]))
+        assert np.allclose(moments_vector(X)[k], moments_vector(X[k]))
+        assert np.allclose(lda_vector(Z, weights=w)[k], lda_vector(Z[k][present]))
+        assert np.allclose(lda_vector(Z)[k], lda_vector(Z[k]))
+        for stacked, single in zip(class_sums(X, y, 2, w), class_sums(X[k][present], y[k][present], 2), strict=True):
+            assert np.allclose(stacked[k], single)
+    sums, second = moment_sums(X[0], weights=np.full(6, 0.5))  # general weights: weighted sums
+    assert np.allclose(sums, X[0].sum(axis=0) / 2) and np.allclose(second, X[0].T @ X[0] / 2)
+    assert moments_vector(np.zeros((3, 0, 2))).shape == (3, 5) and lda_vector(np.zeros((2, 0, 3))).shape == (2, 7)
+
+
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: moments_vector(np.zeros(3)), "stack of datasets"),
+        (lambda: moments_vector(np.zeros((2, 2, 2, 2))), "stack of datasets"),
+        (lambda: moments_vector(np.zeros((2, 3)), weights=np.ones(3)), "one weight per row"),
+        (lambda: moments_vector(np.zeros((2, 3, 2)), weights=np.ones(3)), "one weight per row"),
+        (lambda: moments_vector(np.zeros((2, 3)), weights=[1.0, np.nan]), "weights contains NaN"),
+        (lambda: lda_vector(np.zeros((2, 3, 3)), weights=np.ones((3, 2))), "one weight per row"),
+        (lambda: lda_vector(np.full((2, 3, 3), 2.0)), "class labels"),
+        (lambda: class_sums(np.zeros((2, 3, 2)), np.zeros(3), 2), "y must be 2-dimensional"),
+        (lambda: class_sums(np.zeros((2, 3, 2)), np.zeros((3, 2)), 2), "labels but X"),
+    ],
+)
+def test_stacked_queries_bad_input(call, match):
+    with pytest.raises(ValueError, match=match):
+        call()
+
+
+@pytest.mark.parametrize("relation", [OneHotRows(2, (3, 2), n_classes=3), AddRemoveRows(OneHotRows(1, (4,)))])
+def test_row_stack_moves_match_the_one_row_moves(relation):
+    rng = np.random.default_rng(71)
+    d = 8 if isinstance(relation, OneHotRows) else 6
+    noisy = rng.standard_normal((40, d)) * 2
+    assert np.array_equal(relation.project_rows(noisy), [relation.project_row(r) for r in noisy])
+    rows = relation.random_rows(400, d, rng)
+    assert np.array_equal(relation.project_rows(rows), rows)  # random rows lie in the domain
+    moved = relation.perturb_rows(rows, rng, np.full(400, 0.5))
+    assert np.array_equal(relation.project_rows(moved), moved) and not np.array_equal(moved, rows)
+    numeric = rows[:, :2] if isinstance(relation, OneHotRows) else rows[:, :1]
+    assert 0.4 < np.mean(np.all((numeric == 0) | (numeric == 1), axis=1)) < 0.6  # as random_row: half at vertices
+    with pytest.raises(ValueError, match="width"):
+        relation.random_rows(3, d + 1, rng)
+
+
+def test_add_remove_neighbors_mark_the_row_absent_in_every_dataset():
+    rel = AddRemoveRows(OneHotRows(2, (3,)))
+    rng = np.random.default_rng(72)
+    X = rel.random_rows(12, 6, rng).reshape(3, 4, 6)
+    Xp = rel.neighbors(X, 2, rel.random_rows(3, 6, rng))
+    assert np.array_equal(Xp[:, 2, -1], np.zeros(3)) and np.all(X[..., -1] == 1)
+    assert np.array_equal(np.delete(Xp, 2, axis=1), np.delete(X, 2, axis=1)) and np.array_equal(
+        Xp[..., :-1], X[..., :-1]
+    )
+
+
+def test_batched_searches_reach_the_exact_sensitivities():
+    sizes, rng = (3, 2), np.random.default_rng(73)
+    present = lambda Z: lda_vector(Z[..., :-1], weights=Z[..., -1])  # noqa: E731
+    for query, relation, exact in (
+        (lda_vector, OneHotRows(1, sizes, n_classes=2), lda_sensitivity(1, 2)),
+        (present, AddRemoveRows(OneHotRows(1, sizes, n_classes=2)), lda_sensitivity(1, 2, neighbours="add-remove")),
+    ):
+        res = search_sensitivity(
+            query,
+            relation,
+            3,
+            7 + isinstance(relation, AddRemoveRows),
+            norm=1,
+            n_steps=150,
+            random_state=rng,
+            batched=True,
+        )
+        assert exact * 0.9 <= res.max_found <= exact * (1 + 1e-12)
+        assert np.isclose(np.abs(query(res.X) - query(res.X_prime)).sum(), res.max_found)
