@@ -248,29 +248,62 @@ def public_pca(X_public, n_components) -> np.ndarray:
     return top_eigenvectors(X.T @ X / X.shape[0], k)[1]
 
 
-_SPECTRUM_CACHE: dict = {}
+_MOMENT_CACHE: dict = {}
 
 
 def pca_spectrum(X) -> np.ndarray:
     """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances).
 
-    The last input's spectrum is cached, so fitting Algorithm 1 for several ``K`` and trials on the
-    same data computes the Gram matrix once. The cache key is the shape and a digest of ``X r`` for
-    a fixed random vector ``r`` (one matrix-vector pass, much cheaper than hashing every byte; any
-    change of ``X`` changes ``X r`` except on a measure-zero set, and a miss only recomputes).
+    The last input's moments are cached (:func:`_moments`), so fitting Algorithm 1 for several ``K``
+    and trials on the same data computes the Gram matrix and its spectrum once.
     """
     return _spectrum(check_array(X, name="X"))
 
 
+def _moment_key(X) -> tuple:
+    """Cache key of a matrix: its shape and a digest of ``X r`` for a fixed random vector ``r``.
+
+    One matrix-vector pass, much cheaper than hashing every byte; any change of ``X`` changes
+    ``X r`` except on a measure-zero set, and a miss only recomputes.
+    """
+    probe = np.random.default_rng(1709).standard_normal(X.shape[1])
+    return X.shape, hashlib.blake2b((X @ probe).tobytes(), digest_size=16).hexdigest()
+
+
+def _moments(X, key=None) -> dict:
+    """Cached ``{"gram": X^T X / N, "mean": column means}`` of a validated float64 matrix (the last input only).
+
+    Every release in a fixed basis ``W`` needs only these: the reduced data ``Z = X W / s`` has
+    ``Z^T Z / N = W^T (X^T X / N) W / s^2`` and mean ``mean W / s``, so trials and ``K`` on the same
+    data reuse one Gram matrix (:func:`_reduced_moments`).
+    """
+    key = _moment_key(X) if key is None else key
+    if key not in _MOMENT_CACHE:
+        _MOMENT_CACHE.clear()
+        _MOMENT_CACHE[key] = {"gram": X.T @ X / X.shape[0], "mean": X.mean(axis=0)}
+    return _MOMENT_CACHE[key]
+
+
+def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
+    """``(Z^T Z / N, mean of Z)`` for ``Z = X W``.
+
+    From the cached Gram matrix when it is there, or when forming it costs no more than forming
+    ``Z^T Z`` (``2 K >= M``: ``N M^2`` against ``2 N M K`` flops); otherwise from ``Z`` itself.
+    """
+    key = _moment_key(X)
+    if key in _MOMENT_CACHE or 2 * W.shape[1] >= W.shape[0]:
+        moments = _moments(X, key)
+        return W.T @ moments["gram"] @ W, moments["mean"] @ W
+    Z = X @ W
+    return Z.T @ Z / X.shape[0], Z.mean(axis=0)
+
+
 def _spectrum(X) -> np.ndarray:
     """:func:`pca_spectrum` of an already validated float64 matrix."""
-    probe = np.random.default_rng(1709).standard_normal(X.shape[1])
-    key = (X.shape, hashlib.blake2b((X @ probe).tobytes(), digest_size=16).hexdigest())
-    if key not in _SPECTRUM_CACHE:
-        _SPECTRUM_CACHE.clear()
-        n, m = X.shape
-        _SPECTRUM_CACHE[key] = np.linalg.eigvalsh(X.T @ X / (n * m))[::-1]
-    return _SPECTRUM_CACHE[key].copy()
+    moments = _moments(X)
+    if "spectrum" not in moments:
+        moments["spectrum"] = np.linalg.eigvalsh(moments["gram"] / X.shape[1])[::-1]
+    return moments["spectrum"].copy()
 
 
 # --------------------------------------------------------------------------------------
@@ -382,11 +415,13 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if self.mode == "unsupervised" and self.basis is None:
             self._fit_same_data_pca(X, k, epsilon, (low, high))
         elif self.mode == "unsupervised":
-            self._fit_gaussian(self._reduce(X), np.full(k, self._bound), epsilon, settings["mean"])
+            reduced = _reduced_moments(X, self.components_.T / self._scale)
+            self._fit_gaussian(reduced, n, np.full(k, self._bound), epsilon, settings["mean"])
         elif self.mode == "supervised":
             y = self._check_y(y, n, categorical=False)
             bounds = np.append(np.full(k, self._bound), float(self.label_bound))
-            self._fit_gaussian(np.column_stack([self._reduce(X), y]), bounds, epsilon, settings["mean"])
+            Z = np.column_stack([self._reduce(X), y])
+            self._fit_gaussian((Z.T @ Z / n, Z.mean(axis=0)), n, bounds, epsilon, settings["mean"])
         elif self.calibration == "corrected":
             self._fit_gmm(self._reduce(X), self._check_y(y, n, categorical=True), epsilon, settings)
         else:
@@ -440,8 +475,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         self.mean_ = np.zeros(k)
         self.covariance_ = np.diag(np.maximum(noisy, 0.0))
 
-    def _fit_gaussian(self, Z, bounds, epsilon, mean_fraction):
-        n, k = Z.shape[0], Z.shape[1] - (self.mode == "supervised")
+    def _fit_gaussian(self, moments, n, bounds, epsilon, mean_fraction):
+        """Algorithms 1 (fixed basis) and 2: Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of Z)``."""
+        second_moment, mean_z = moments
+        k = second_moment.shape[0] - (self.mode == "supervised")
         fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
         self.budget_ = split_budget(epsilon, 0.0, fractions)
         if self.calibration == "paper" and self.mode == "supervised":
@@ -449,14 +486,14 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         else:
             sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
         second = symmetric_laplace_mechanism(
-            Z.T @ Z / n, sens_cov, self.budget_["second_moment"][0], random_state=self._rng
+            second_moment, sens_cov, self.budget_["second_moment"][0], random_state=self._rng
         )
         self.sensitivity_ = {"second_moment": sens_cov}
-        mean = np.zeros(Z.shape[1])
+        mean = np.zeros(second_moment.shape[0])
         if mean_fraction:
             sens_mean = 2.0 * bounds.sum() / n
             mean = np.clip(
-                laplace_mechanism(Z.mean(axis=0), sens_mean, self.budget_["mean"][0], random_state=self._rng),
+                laplace_mechanism(mean_z, sens_mean, self.budget_["mean"][0], random_state=self._rng),
                 -bounds,
                 bounds,
             )

@@ -7,7 +7,9 @@ from scipy import stats
 from dpnb.bingham import (
     _acg_draw,
     _canonical_signs,
+    _complement_acg_draw,
     _complement_eigh,
+    _compression_top,
     _sample_theta,
     acg_shape,
     autocorrelation,
@@ -227,6 +229,47 @@ def test_complement_eigh_matches_an_explicit_basis():
         np.testing.assert_allclose(lam[j], np.linalg.eigvalsh(N.T @ B @ N), atol=1e-10)
         np.testing.assert_allclose(U[j].T @ W[j], 0.0, atol=1e-10)
         np.testing.assert_allclose(W[j].T @ B @ W[j], np.diag(lam[j]), atol=1e-9)
+
+
+def test_compression_top_is_the_largest_compressed_eigenvalue():
+    rng = np.random.default_rng(15)
+    M = rng.standard_normal((7, 7))
+    l_B, E_B = np.linalg.eigh(M + M.T)
+    U = np.linalg.qr(rng.standard_normal((3, 7, 3)))[0]
+    top = _compression_top(l_B, E_B, U)
+    for j in range(3):
+        N = np.linalg.qr(U[j], mode="complete")[0][:, 3:]
+        np.testing.assert_allclose(top[j], np.linalg.eigvalsh(N.T @ (M + M.T) @ N)[-1], rtol=1e-12, atol=1e-12)
+
+
+def test_compression_top_with_tied_eigenvalues_and_eigenvector_columns():
+    l_B, E_B = np.linalg.eigh(np.diag([5.0, 5.0, 2.0, 2.0, 2.0]))
+    U = np.stack([np.eye(5)[:, :1], np.eye(5)[:, 2:3]])  # the compression's top is 5 either way, on a tie
+    np.testing.assert_allclose(_compression_top(l_B, E_B, U), [5.0, 5.0], rtol=1e-14)
+
+
+def test_complement_acg_draw_matches_the_eigenbasis_draw():
+    rng = np.random.default_rng(16)
+    Q = np.linalg.qr(rng.standard_normal((5, 5)))[0]
+    B = Q @ np.diag([8.0, 5.0, 3.0, 1.0, 0.0]) @ Q.T
+    l_B, E_B = np.linalg.eigh(B)
+    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    U = np.broadcast_to(np.linalg.qr(rng.standard_normal((5, 2)))[0], (20000, 5, 2)).copy()
+    x = _complement_acg_draw(B, l_B, E_B, U, shift, rng)
+    np.testing.assert_allclose(np.linalg.norm(x, axis=1), 1.0)
+    np.testing.assert_allclose(np.einsum("md,mdk->mk", x, U), 0.0, atol=1e-12)
+    lam, W = _complement_eigh(B, U[:1], shift)
+    ref = np.einsum("dq,mq->md", W[0], _acg_draw(np.tile(lam[0, -1] - lam[0], (20000, 1)), rng))
+    for v in W[0].T:  # the squared coordinates along the compression's eigenvectors agree in law
+        assert stats.ks_2samp((x @ v) ** 2, (ref @ v) ** 2).pvalue > 1 - LEVEL
+
+
+def test_complement_acg_draw_refuses_an_envelope_that_does_not_dominate():
+    B = np.diag([6.0, 3.0, 1.0, 0.0])
+    U = np.broadcast_to(np.eye(4)[:, 3:], (200, 4, 1))  # the complement holds e_1: its top eigenvalue is 6
+    l_wrong, E = np.linalg.eigh(0.9 * B)  # a spectrum 10% too small puts c at 5.4 < 6
+    with pytest.raises(RuntimeError, match="underestimated"):
+        _complement_acg_draw(B, l_wrong, E, U, -10.0, np.random.default_rng(17))
 
 
 def test_gibbs_rejects_unknown_column_update():

@@ -122,6 +122,18 @@ def test_gmm_sensitivities():
         gmm_sensitivities(1.5)
 
 
+@pytest.mark.parametrize("k", [2, 3, 6])  # 2: from Z unless cached; 3 and 6: from the Gram matrix
+def test_fixed_basis_release_uses_the_reduced_moments(data, k):
+    X = data[0]
+    W = gaussian_projection(6, k, random_state=1)
+    for X_ in (X, X[::-1].copy(), X):  # other data (same rows, another order: the same moments), then a cache hit
+        model = PCAGauss(k, np.inf, basis=W, mean_fraction=0.5).fit(X_)
+        Z = model.transform(X_)
+        np.testing.assert_allclose(
+            model.covariance_, Z.T @ Z / len(Z) - np.outer(Z.mean(axis=0), Z.mean(axis=0)), atol=1e-12
+        )
+
+
 def test_pca_spectrum_cached_and_exact(data):
     X = data[0]
     lam = pca_spectrum(X)
