@@ -264,30 +264,67 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
 # Utility measures of the reproductions (Tables 3 and 5), exact and with shared work
 # ---------------------------------------------------------------------------------------
 _BLOCK_ROWS = 512  # rows per block of an n x n distance or kernel matrix formed block by block
+_EXP32_ULPS = 4  # bound on float32 exp's error in units in the last place (NumPy documents <= 2.52 for its SIMD loops)
 
 
 def rbf_ridge_predict(Z, y, Z_test, *, alpha=1.0, gamma=None) -> np.ndarray:
     """Kernel ridge regression with the RBF kernel: predictions ``K(Z_test, Z) (K(Z, Z) + alpha I)^{-1} y``.
 
     ``K(a, b) = exp(-gamma ||a - b||^2)``, ``gamma = 1 / d`` by default: the estimator
-    ``sklearn.kernel_ridge.KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma)`` fitted on ``(Z, y)``, with the
-    same predictions up to rounding. The training kernel is formed in place (one ``n x n`` array), factorised
-    in place by Cholesky, and the test kernel is formed block by block.
+    ``sklearn.kernel_ridge.KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma)`` fitted on ``(Z, y)``. Exponents
+    ``-gamma ||a - b||^2`` come from one float64 product (:func:`_rbf_exponent_factors`). The training kernel is
+    formed in place in float64 (one ``n x n`` array) and the coefficients ``c = (K + alpha I)^{-1} y`` are solved
+    to float64 accuracy (:func:`_refined_spd_solve`). The test kernel, the largest part of the work, is formed
+    block by block: exponents rounded to float32, ``exp`` in float32, products with ``c`` accumulated in float64.
+
+    Error of the float32 test kernel: rounding an exponent ``x <= 0`` changes ``exp(x)`` by a relative
+    ``|x| 2^-24`` and float32 ``exp`` is within ``_EXP32_ULPS`` units in the last place (``2^-23`` relative), so
+    each entry is within ``K_ij (|x_ij| 2^-24 + _EXP32_ULPS 2^-23) <= delta = 2^-24 (1/e + 2 _EXP32_ULPS)``
+    (``x e^x >= -1/e``) of its exact value, and every prediction within ``delta ||c||_1`` of the float64
+    path's (up to float64 rounding). An RMSE over the test rows moves by at most the largest prediction error,
+    ``delta ||c||_1`` (:func:`rbf_ridge_test_kernel_bound`); ``delta`` is about ``5e-7``. A float32 training
+    kernel would also perturb ``c``, amplified by ``(K + alpha I)^{-1}`` up to ``sqrt(n / alpha) / 2`` times
+    (``||(K + alpha I)^{-1} k||_2 <= 1 / (2 sqrt(alpha))`` for a kernel column ``k``), so it stays in float64.
     """
     Z = check_array(Z, ndim=2, name="Z")
     Z_test = check_array(Z_test, ndim=2, name="Z_test")
     y = check_array(y, ndim=1, name="y")
     n, d = Z.shape
     g = 1.0 / d if gamma is None else check_positive(gamma, "gamma")
-    half = g * np.einsum("ij,ij->i", Z, Z)
-    K = _rbf_in_place(Z @ Z.T, g, half, half)
+    left, right = _rbf_exponent_factors(Z_test, g), _rbf_exponent_factors(Z, g, side="right")
+    K = _rbf_exponent_factors(Z, g) @ right.T
+    np.exp(K, out=K)
     K.flat[:: n + 1] += check_positive(alpha, "alpha")
     coef = _refined_spd_solve(K, y)
     pred = np.empty(Z_test.shape[0])
+    exponents32 = np.empty((min(_BLOCK_ROWS, Z_test.shape[0]), n), dtype=np.float32)
     for rows in _chunks(Z_test.shape[0], _BLOCK_ROWS):
-        half_test = g * np.einsum("ij,ij->i", Z_test[rows], Z_test[rows])
-        pred[rows] = _rbf_in_place(Z_test[rows] @ Z.T, g, half_test, half) @ coef
+        block = left[rows] @ right.T
+        small = exponents32[: block.shape[0]]
+        small[...] = block
+        pred[rows] = np.exp(small, out=block) @ coef
     return pred
+
+
+def _rbf_exponent_factors(A, gamma, side="left") -> np.ndarray:
+    """Factors of the RBF exponents ``-gamma ||a_i - b_j||^2 = L(A) R(B)^T``, one product for all three terms.
+
+    ``L(A) = [2 gamma A, -gamma ||a_i||^2, -1]`` and ``R(B) = [B, 1, gamma ||b_j||^2]`` (``p + 2`` columns).
+    """
+    scaled_sq = gamma * np.einsum("ij,ij->i", A, A)[:, None]
+    if side == "right":
+        return np.hstack([A, np.ones_like(scaled_sq), scaled_sq])
+    return np.hstack([2 * gamma * A, -scaled_sq, -np.ones_like(scaled_sq)])
+
+
+def rbf_ridge_test_kernel_bound(coef) -> float:
+    """Bound ``delta ||c||_1`` on the change of :func:`rbf_ridge_predict`'s predictions by its float32 test kernel.
+
+    ``coef`` are the dual coefficients ``c = (K + alpha I)^{-1} y`` (``KernelRidge.dual_coef_``); ``delta =
+    2^-24 (1/e + 2 _EXP32_ULPS)`` bounds each float32 kernel entry's error (see :func:`rbf_ridge_predict`).
+    """
+    coef = check_array(coef, ndim=1, name="coef")
+    return float(2.0**-24 * (np.exp(-1.0) + 2 * _EXP32_ULPS) * np.abs(coef).sum())
 
 
 def _refined_spd_solve(A, b, *, max_steps=20) -> np.ndarray:
@@ -318,14 +355,6 @@ def _refined_spd_solve(A, b, *, max_steps=20) -> np.ndarray:
 def _spd_solve(A, b) -> np.ndarray:
     """``A^{-1} b`` by a float64 Cholesky factorisation."""
     return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True, check_finite=False), b, check_finite=False)
-
-
-def _rbf_in_place(inner, gamma, half_rows, half_cols) -> np.ndarray:
-    """``exp(-gamma ||a_i - b_j||^2)`` written over ``inner = A B^T``; ``half_* = gamma ||row||^2``."""
-    inner *= 2 * gamma
-    inner -= half_rows[:, None]
-    inner -= half_cols
-    return np.exp(inner, out=inner)
 
 
 def _row_norms(X) -> tuple[np.ndarray, np.ndarray]:

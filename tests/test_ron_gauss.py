@@ -523,15 +523,47 @@ def test_encode_labels_matches_unique(y):
 def test_rbf_ridge_predict_matches_kernel_ridge(p):
     from sklearn.kernel_ridge import KernelRidge
 
-    from dpnb.ron_gauss import rbf_ridge_predict
+    from dpnb.ron_gauss import rbf_ridge_predict, rbf_ridge_test_kernel_bound
 
     rng = np.random.default_rng(8)
     Z, Z_test = rng.standard_normal((400, p)), rng.standard_normal((700, p))
     y = np.sin(Z[:, 0]) + 0.1 * rng.standard_normal(400)
-    expected = KernelRidge(alpha=0.1, kernel="rbf").fit(Z, y).predict(Z_test)
-    np.testing.assert_allclose(rbf_ridge_predict(Z, y, Z_test, alpha=0.1), expected, rtol=0, atol=1e-10)
-    expected = KernelRidge(alpha=2.0, kernel="rbf", gamma=0.3).fit(Z, y).predict(Z_test)
-    np.testing.assert_allclose(rbf_ridge_predict(Z, y, Z_test, alpha=2.0, gamma=0.3), expected, rtol=0, atol=1e-10)
+    for alpha, gamma in ((0.1, None), (2.0, 0.3)):
+        kr = KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma).fit(Z, y)
+        diff = np.abs(rbf_ridge_predict(Z, y, Z_test, alpha=alpha, gamma=gamma) - kr.predict(Z_test)).max()
+        assert 0 < diff <= rbf_ridge_test_kernel_bound(kr.dual_coef_)
+
+
+def test_rbf_ridge_float32_test_kernel_at_table5_size():
+    """Table 5's size (1,500 training rows of a RON-Gauss release, 4,957 test rows): the float32 test kernel moves
+    predictions and the RMSE by less than the bound, and the bound is far below the 0.01 the table prints."""
+    from sklearn.metrics.pairwise import rbf_kernel
+
+    from dpnb.ron_gauss import _refined_spd_solve, rbf_ridge_predict, rbf_ridge_test_kernel_bound
+
+    rng = np.random.default_rng(10)
+    X = rng.standard_normal((6457, 30)) @ rng.standard_normal((30, 30))
+    y = np.tanh(X @ rng.standard_normal(30) / 10)
+    model = RONGauss(8, 1.0, mode="supervised", label_bound=1.0, random_state=11).fit(X[:1500], y[:1500])
+    Z, y_release = model.sample(1500)
+    Z_test, y_test = model.transform(X[1500:]), y[1500:]
+    coef = _refined_spd_solve(rbf_kernel(Z, gamma=1 / 8) + 0.1 * np.eye(1500), y_release)
+    exact = rbf_kernel(Z_test, Z, gamma=1 / 8) @ coef
+    pred = rbf_ridge_predict(Z, y_release, Z_test, alpha=0.1)
+    bound = rbf_ridge_test_kernel_bound(coef)
+    assert np.abs(pred - exact).max() <= bound
+    rmse = [np.sqrt(np.mean((v - y_test) ** 2)) for v in (pred, exact)]
+    assert abs(rmse[0] - rmse[1]) <= bound < 0.1 * 0.005
+
+
+def test_rbf_ridge_test_kernel_bound():
+    from dpnb.ron_gauss import rbf_ridge_test_kernel_bound
+
+    assert rbf_ridge_test_kernel_bound(np.array([1.0, -3.0])) == pytest.approx(4 * 2.0**-24 * (np.exp(-1) + 8))
+    with pytest.raises(ValueError):
+        rbf_ridge_test_kernel_bound(np.ones((2, 2)))
+    with pytest.raises(ValueError):
+        rbf_ridge_test_kernel_bound(np.array([np.nan]))
 
 
 @pytest.mark.parametrize("ridge", [1e-1, 1e-9])
