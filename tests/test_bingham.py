@@ -4,6 +4,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+from dpnb import bingham
 from dpnb.bingham import (
     _acg_draw,
     _canonical_signs,
@@ -275,3 +276,12 @@ def test_complement_acg_draw_refuses_an_envelope_that_does_not_dominate():
 def test_gibbs_rejects_unknown_column_update():
     with pytest.raises(ValueError, match="column"):
         bingham_gibbs(np.eye(3), 2, column="gibbs")
+
+
+def test_exact_columns_stacked_solve_matches_the_triangular_loop(monkeypatch):
+    A = np.random.default_rng(3).standard_normal((6, 6))
+    B = A + A.T
+    stacked = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=1)
+    monkeypatch.setattr(bingham, "_STACKED_SOLVE_MAX_D", 0)  # every chain through solve_triangular
+    looped = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=1)
+    np.testing.assert_allclose(stacked, looped, rtol=0, atol=1e-12)
