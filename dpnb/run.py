@@ -149,7 +149,8 @@ def execute_all(notebooks, output: Path, parameters: dict, workers: int, schedul
     Parameters
     ----------
     notebooks : list of Path
-        In the order to start them.
+        In the order to start them: each worker thread runs one notebook at a time, and the next in
+        the list starts when one finishes.
     workers : int
         1 runs them one after another in this process; more starts a LocalCluster of that many
         worker processes (ignored when ``scheduler`` is given). Each kernel gets one BLAS thread.
@@ -168,12 +169,26 @@ def execute_all(notebooks, output: Path, parameters: dict, workers: int, schedul
     from .sweep import dask_client
 
     with dask_client(scheduler, workers, processes=True) as client:
-        futures = {
-            client.submit(_timed_execute, nb, output, parameters[nb.stem], 1, pure=False, key=f"notebook-{nb.stem}"): nb
-            for nb in notebooks
-        }
-        for future in as_completed(futures):
+        waiting = list(notebooks)
+        slots = max(1, sum(client.nthreads().values()))
+
+        def submit(nb):
+            return client.submit(
+                _timed_execute, nb, output, parameters[nb.stem], 1, pure=False, key=f"notebook-{nb.stem}"
+            )
+
+        # One notebook per worker thread at a time, the next submitted as one finishes: the cluster runs them
+        # in exactly the given order (longest first), which Dask does not promise for tasks queued together.
+        futures = {submit(nb): nb for nb in waiting[:slots]}
+        del waiting[:slots]
+        running = as_completed(list(futures))
+        for future in running:
             stem = futures[future].stem
+            if waiting:
+                nb = waiting.pop(0)
+                new = submit(nb)
+                futures[new] = nb
+                running.add(new)
             if future.status == "finished":
                 claims, seconds = future.result()
                 on_done(stem, claims, seconds)

@@ -179,3 +179,23 @@ def test_summarize():
         dict(zip(KEYS, ["a", "2", "s", "st", "e", "m", "corrected"])),
     ]
     assert run.summarize(claims).splitlines()[-1] == "| total | 1 | 0 | 1 | 0 |"
+
+
+def test_dask_runs_notebooks_in_the_given_order_one_per_worker_thread(tmp_path):
+    nbdir = tmp_path / "notebooks"
+    nbdir.mkdir()
+    started = tmp_path / "started.txt"
+    for stem in ("a", "b", "c", "d"):
+        nb = nbformat.v4.new_notebook()
+        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+        params = nbformat.v4.new_code_cell('output_dir: str = "unused"  # claims folder')
+        params.metadata["tags"] = ["parameters"]
+        nb.cells = [params, nbformat.v4.new_code_cell(f"open({str(started)!r}, 'a').write('{stem}')")]
+        nbformat.write(nb, nbdir / f"{stem}.ipynb")
+    order = [nbdir / f"{stem}.ipynb" for stem in ("c", "a", "d", "b")]
+    done = []
+    from distributed import Client, LocalCluster
+
+    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, Client(cluster) as client:
+        run.execute_all(order, tmp_path / "out", dict.fromkeys("abcd", {}), 2, client, lambda *a: done.append(a[0]))
+    assert started.read_text() == "cadb" and done == ["c", "a", "d", "b"]
