@@ -77,7 +77,7 @@ class NeighborRelation(ABC):
         return np.stack([self.project_row(row) for row in rows])
 
     def perturb_rows(self, rows: np.ndarray, rng: np.random.Generator, steps: np.ndarray) -> np.ndarray:
-        """:meth:`perturb_row` applied to each row of an ``(m, d)`` stack, row ``k`` with ``steps[k]``."""
+        """``perturb_row`` applied to each row of an ``(m, d)`` stack, row ``k`` with ``steps[k]``."""
         return np.stack([self.perturb_row(row, rng, step) for row, step in zip(rows, steps)])
 
     def neighbors(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:

@@ -732,7 +732,7 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
     Parameters
     ----------
     experiment : str or callable
-        A name of :data:`EXPERIMENTS`, run as :func:`trial` points (with ``options``: ``delta``,
+        A name of ``EXPERIMENTS``, run as :func:`trial` points (with ``options``: ``delta``,
         ``n_components``, ``n_rows``, ``n_test``, ``pool``); or a function ``(epsilon, rng) ->
         {method: score}``, run in this process with ``rng = stream(seed, (key, i, s))``, ``key``
         given in ``options``.

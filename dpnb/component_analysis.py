@@ -809,7 +809,7 @@ class DPLDAPublisher(PrivateEstimator):
     fix that. :meth:`sample` runs the greedy sampler on the noisy statistics (post-processing).
     The sums are taken over the records rounded to the grid ``2^-16`` (a fixed map of the domain
     into itself, so the sensitivities are unchanged), which makes them exact in float64 and hence
-    bit-identical on every machine (proof: :func:`_grid_class_moments`).
+    bit-identical on every machine (proof: ``_grid_class_moments``).
 
     Parameters
     ----------

@@ -254,7 +254,7 @@ _MOMENT_CACHE: dict = {}
 def pca_spectrum(X) -> np.ndarray:
     """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances).
 
-    The last input's moments are cached (:func:`_moments`), so fitting Algorithm 1 for several ``K``
+    The last input's moments are cached (``_moments``), so fitting Algorithm 1 for several ``K``
     and trials on the same data computes the Gram matrix and its spectrum once.
     """
     return _spectrum(check_array(X, name="X"))

@@ -272,9 +272,9 @@ def rbf_ridge_predict(Z, y, Z_test, *, alpha=1.0, gamma=None) -> np.ndarray:
 
     ``K(a, b) = exp(-gamma ||a - b||^2)``, ``gamma = 1 / d`` by default: the estimator
     ``sklearn.kernel_ridge.KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma)`` fitted on ``(Z, y)``. Exponents
-    ``-gamma ||a - b||^2`` come from one float64 product (:func:`_rbf_exponent_factors`). The training kernel is
+    ``-gamma ||a - b||^2`` come from one float64 product (``_rbf_exponent_factors``). The training kernel is
     formed in place in float64 (one ``n x n`` array) and the coefficients ``c = (K + alpha I)^{-1} y`` are solved
-    to float64 accuracy (:func:`_refined_spd_solve`). The test kernel, the largest part of the work, is formed
+    to float64 accuracy (``_refined_spd_solve``). The test kernel, the largest part of the work, is formed
     block by block: exponents rounded to float32, ``exp`` in float32, products with ``c`` accumulated in float64.
 
     Error of the float32 test kernel: rounding an exponent ``x <= 0`` changes ``exp(x)`` by a relative
