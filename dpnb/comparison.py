@@ -755,6 +755,8 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
     n_repetitions = check_integer(n_repetitions, "n_repetitions")
     points = [(i, s) for i in range(len(epsilons)) for s in range(n_repetitions)]
     if callable(experiment):
+        if set(options) != {"key"}:
+            raise TypeError(f"a callable experiment takes only the stream key, key=..., got {sorted(options)}")
         key = options["key"]
         results = [experiment(epsilons[i], stream(seed, (key, i, s))) for i, s in points]
     elif sweep is None:
@@ -772,7 +774,7 @@ def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[di
     """The points of :func:`run_grid` as sweep tasks; their scores in the grid's order."""
     import shutil
 
-    from .sweep import run_sweep
+    from .sweep import RESERVED, run_sweep
 
     sweep = dict(sweep)
     output = Path(sweep.pop("output"))
@@ -792,8 +794,7 @@ def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[di
             f"{len(failed)} point(s) of the {experiment} sweep failed, e.g. epsilon index "
             f"{row['epsilon_index']}, repetition {row['repetition']}: {row['error']}"
         )
-    reserved = {"task", *grid, "seed", "status", "error", "git_revision", "seconds", "key", "log"}
-    methods = [c for c in table.columns if c not in reserved and not c.startswith("version.")]
+    methods = [c for c in table.columns if c not in RESERVED and c not in grid]
     scores = {
         (row["epsilon_index"], row["repetition"]): {m: float(row[m]) for m in methods} for _, row in table.iterrows()
     }

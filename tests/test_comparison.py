@@ -174,6 +174,8 @@ def test_run_grid_gives_the_same_scores_in_the_kernel_and_on_a_sweep(tmp_path):
     # a callable experiment runs here, with the stream (seed, (key, i, s)) of each point
     calls = comparison.run_grid(lambda eps, rng: {"m": eps + rng.random()}, [1.0], 2, 7, key="k")
     assert len(set(calls["m"][1.0])) == 2
+    with pytest.raises(TypeError, match="only the stream key"):
+        comparison.run_grid(lambda eps, rng: {}, [1.0], 2, 7, key="k", delta=1e-6)
 
 
 def test_run_grid_reports_a_failed_point(tmp_path):
