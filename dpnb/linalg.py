@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import scipy.linalg
 
 from .validation import check_array, check_integer, check_n_components, check_random_state, check_square
 
@@ -97,8 +98,13 @@ def top_eigenvectors(A, k: int) -> tuple[np.ndarray, np.ndarray]:
         its largest-magnitude entry is positive, which makes results reproducible.
     """
     A = check_square(A)
-    k = check_n_components(k, A.shape[0])
-    w, V = np.linalg.eigh((A + A.T) / 2)
+    d = A.shape[0]
+    k = check_n_components(k, d)
+    S = (A + A.T) / 2
+    if 2 * k <= d:  # the top k only (LAPACK's MRRR, dsyevr): about half the time of a full eigh at d = 784, k <= 64
+        w, V = scipy.linalg.eigh(S, subset_by_index=[d - k, d - 1], driver="evr", check_finite=False)
+    else:
+        w, V = np.linalg.eigh(S)
     order = np.argsort(w)[::-1][:k]
     V = V[:, order]
     signs = np.sign(V[np.argmax(np.abs(V), axis=0), np.arange(k)])

@@ -44,6 +44,17 @@ def test_top_eigenvectors():
         top_eigenvectors(A, 4)
 
 
+def test_top_eigenvectors_partial_and_full_decompositions_agree():
+    # k <= d / 2 takes LAPACK's subset driver, k > d / 2 the full eigh: the same top pairs and signs
+    G = np.random.default_rng(3).standard_normal((40, 40))
+    A = G + G.T
+    w_few, V_few = top_eigenvectors(A, 5)
+    w_all, V_all = top_eigenvectors(A, 40)
+    np.testing.assert_allclose(w_few, w_all[:5], rtol=1e-12)
+    np.testing.assert_allclose(V_few, V_all[:, :5], atol=1e-10)
+    np.testing.assert_allclose(V_few.T @ V_few, np.eye(5), atol=1e-12)
+
+
 def test_symmetrize_upper_on_a_stack_and_bad_shape():
     A = np.arange(18.0).reshape(2, 3, 3)
     S = symmetrize_upper(A)
