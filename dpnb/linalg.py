@@ -112,6 +112,29 @@ def top_eigenvectors(A, k: int) -> tuple[np.ndarray, np.ndarray]:
     return w[order], V * signs
 
 
+def eigen_coordinate_draws(covariance, n_samples, *, random_state=None) -> np.ndarray:
+    """Draws of ``N(0, covariance)`` in the coordinates of its eigenvectors, ``G diag(sqrt(w))``, without the vectors.
+
+    :func:`gaussian_draws` returns ``mean + G diag(sqrt(w)) V^T`` (``G`` standard normal, ``w`` in decreasing
+    order); times ``V`` that is ``G diag(sqrt(w))``, which has the same law and the same pairwise distances. Anything
+    that sees a sample only through its distances (K-means, silhouettes, nearest neighbours) can take these draws
+    instead, at the cost of the eigenvalues alone. Given the same generator, ``G`` is the same matrix as in
+    :func:`gaussian_draws` (all ``d`` columns are drawn, so later draws never depend on how many are kept); the
+    columns whose eigenvalue is round-off (``<= d eps_mach w_max``; every column when none is positive, i.e. all
+    draws are the same point) are dropped, which changes a squared distance by a relative ``d eps_mach`` at most.
+
+    Returns
+    -------
+    ndarray of shape (n_samples, r), ``r`` the number of eigenvalues kept.
+    """
+    n = check_integer(n_samples, "n_samples", minimum=0)
+    cov = check_square(covariance)
+    w = np.linalg.eigvalsh((cov + cov.T) / 2)[::-1]
+    G = check_random_state(random_state).standard_normal((n, cov.shape[0]))
+    kept = w > max(cov.shape[0] * np.finfo(float).eps * w[0], 0.0)
+    return G[:, kept] * np.sqrt(w[kept])
+
+
 def gaussian_draws(mean, covariance, n_samples, *, random_state=None) -> np.ndarray:
     """``n_samples`` draws from ``N(mean, covariance)`` for a PSD covariance, the same on every machine.
 

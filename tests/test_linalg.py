@@ -95,3 +95,25 @@ def test_haar_stiefel_is_orthonormal_and_haar():
         haar_stiefel(3, 4)
     with pytest.raises(TypeError):
         haar_stiefel(3.0, 1)
+
+
+def test_eigen_coordinate_draws_have_the_distances_of_gaussian_draws():
+    from dpnb.linalg import eigen_coordinate_draws, gaussian_draws
+
+    G = np.random.default_rng(4).standard_normal((6, 3))
+    cov = G @ G.T  # rank 3 of 6: three eigenvalues are round-off and dropped
+    Z = eigen_coordinate_draws(cov, 50, random_state=7)
+    X = gaussian_draws(np.ones(6), cov, 50, random_state=7)
+    assert Z.shape == (50, 3)
+    dist = lambda A: np.linalg.norm(A[:, None] - A[None], axis=-1)  # noqa: E731
+    np.testing.assert_allclose(dist(Z), dist(X), atol=1e-8)
+    # the same number of draws is consumed whatever is kept
+    a, b = np.random.default_rng(1), np.random.default_rng(1)
+    eigen_coordinate_draws(cov, 5, random_state=a)
+    eigen_coordinate_draws(np.eye(6), 5, random_state=b)
+    assert a.random() == b.random()
+    assert eigen_coordinate_draws(np.zeros((2, 2)), 4, random_state=0).shape == (4, 0)  # every draw the same point
+    with pytest.raises(ValueError, match="square"):
+        eigen_coordinate_draws(np.ones((2, 3)), 4)
+    with pytest.raises(ValueError, match="n_samples"):
+        eigen_coordinate_draws(np.eye(2), -1)
