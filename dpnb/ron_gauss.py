@@ -263,7 +263,7 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
 # ---------------------------------------------------------------------------------------
 # Utility measures of the reproductions (Tables 3 and 5), exact and with shared work
 # ---------------------------------------------------------------------------------------
-_BLOCK_ROWS = 128  # rows per block of the test kernel (128 x 1,500 float64 = 1.5 MB stays in cache: 5-8 % faster than 512)
+_BLOCK_ROWS = 128  # rows per test-kernel block (128 x 1,500 float64 = 1.5 MB stays in cache: 5-8 % faster than 512)
 _EXP32_ULPS = 4  # bound on float32 exp's error in units in the last place (NumPy documents <= 2.52 for its SIMD loops)
 
 
