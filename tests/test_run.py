@@ -120,6 +120,7 @@ def test_execute_and_gather(tmp_path, capsys):
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, capsys, monkeypatch, workers):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     nb = nbformat.v4.new_notebook()
@@ -129,6 +130,7 @@ def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, c
     body = nbformat.v4.new_code_cell(
         "import os\nfrom dpnb.claims import ClaimTable\nt = ClaimTable('threads')\n"
         "t.add('c1', 'threads', 'BLAS', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), 'holds')\n"
+        "t.add('c2', 'allocator', 'glibc', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), 'holds')\n"
         "t.write_json(output_dir)"
     )
     nb.cells = [params, body]
@@ -136,8 +138,12 @@ def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, c
     _write_broken(nbdir)
     out = tmp_path / "results"
     assert run.main(["--output", str(out), "--notebooks", str(nbdir), "--workers", workers]) == 1
-    assert json.loads((out / "claims.json").read_text())[0]["measured"] == "1"
+    claims = json.loads((out / "claims.json").read_text())
+    assert [c["measured"] for c in claims] == ["1", run.ALLOCATOR["MALLOC_TRIM_THRESHOLD_"]]
     assert os.environ["OPENBLAS_NUM_THREADS"] == "7"  # this process's environment is restored
+    # the kernel gets ours even under Dask, whose LocalCluster sets its own (65536) in this process's environment
+    if workers == "1":
+        assert "MALLOC_TRIM_THRESHOLD_" not in os.environ
     captured = capsys.readouterr()
     assert "FAILED broken" in captured.out and "failed notebooks: broken" in captured.err
 
