@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .audit import NeighborRelation
 from .estimator import PrivateEstimator, split_budget
+from .gram import indicator_gram
 from .linalg import top_eigenvectors, triangle
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 from .validation import check_array, check_epsilon, check_in_box, check_integer, check_n_components, check_random_state
@@ -111,21 +112,29 @@ def _check_onehot_block(block, n_numeric: int, sizes) -> None:
             )
 
 
-def _checked_moments(X, n_numeric: int, sizes, chunk: int = 8192) -> tuple[np.ndarray, np.ndarray]:
+def _group_bounds(n_numeric: int, sizes) -> np.ndarray:
+    """Start and stop column of each one-hot group, as :func:`dpnb.gram.indicator_gram` takes them."""
+    return np.array([(sl.start, sl.stop) for sl in _group_slices(n_numeric, sizes)], dtype=np.int64).reshape(-1, 2)
+
+
+def _checked_moments(X, n_numeric: int, sizes, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
     """``(sum x, sum x x^T)`` of a ``[numeric | one-hot]`` matrix, validated on the way, in one pass.
 
-    Rows are read in chunks of ``chunk`` (a cache-sized block): each is checked as
-    :func:`check_onehot_data` would, then added to the sums and to the Gram matrix. Equal to
-    ``(X.sum(axis=0), X.T @ X)`` up to rounding (the summation order differs).
+    The Gram matrix of the rows ``[x | 1]`` (:func:`dpnb.gram.indicator_gram`): its last row is
+    ``sum x``. Every block of ``chunk`` rows is checked as :func:`check_onehot_data` would. Equal
+    to ``(X.sum(axis=0), X.T @ X)`` up to rounding (the summation order differs).
     """
     p = X.shape[1]
-    sum_x, sum_xx = np.zeros(p), np.zeros((p, p))
-    for start in range(0, X.shape[0], chunk):
-        block = X[start : start + chunk]
-        _check_onehot_block(block, n_numeric, sizes)
-        sum_x += block.sum(axis=0)
-        sum_xx += block.T @ block
-    return sum_x, sum_xx
+    gram = indicator_gram(
+        X,
+        np.empty(0, dtype=np.int64),
+        1,
+        _group_bounds(n_numeric, sizes),
+        grid=False,
+        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
+        chunk=chunk,
+    )
+    return gram[p, :p].copy(), gram[:p, :p].copy()
 
 
 def decode_dummies(X, group_sizes=()) -> np.ndarray:
@@ -522,7 +531,7 @@ def class_sums(X, y, n_classes: int, weights=None) -> tuple[np.ndarray, np.ndarr
 
 
 def _grid_class_moments(
-    X, y, n_classes: int, n_numeric: int, sizes, chunk: int = 1024
+    X, y, n_classes: int, n_numeric: int, sizes, chunk: int = 2048
 ) -> tuple[np.ndarray, np.ndarray]:
     """Class sums and pooled ``sum x x^T`` of the rows of ``X`` rounded to the grid ``2^-16``: exact, in any order.
 
@@ -549,17 +558,16 @@ def _grid_class_moments(
     still the same on every machine. The greedy sampler downstream, which turns a last-bit
     difference in its inputs into different records, therefore gets the same inputs everywhere.
     """
-    n, p = X.shape
-    block = np.empty((min(chunk, n), p + n_classes))
-    total = np.zeros((p + n_classes, p + n_classes))
-    indicators = np.eye(n_classes) * 2.0**16
-    for start in range(0, n, chunk):
-        rows = block[: min(chunk, n - start)]
-        _check_onehot_block(X[start : start + chunk], n_numeric, sizes)
-        np.multiply(X[start : start + chunk], 2.0**16, out=rows[:, :p])  # exact: a power of two
-        np.rint(rows[:, :p], out=rows[:, :p])
-        rows[:, p:] = indicators[y[start : start + chunk]]
-        total += rows.T @ rows
+    p = X.shape[1]
+    total = indicator_gram(
+        X,
+        y,
+        n_classes,
+        _group_bounds(n_numeric, sizes),
+        grid=True,
+        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
+        chunk=chunk,
+    )
     total *= 2.0**-32
     return total[p:, :p], total[:p, :p]
 
