@@ -3,12 +3,18 @@
 * :func:`silhouette_scores` -- the mean silhouette coefficient (Rousseeuw 1987), the clustering
   metric of PCA-Gauss's Table II and RON-Gauss's Table 3, for several labellings of the same rows
   at the cost of one pass over the pairwise distances (half of them: the matrix is symmetric).
+* :func:`best_silhouette` -- the best of those scores over K-means labellings for several numbers of
+  clusters, or None for a release with no cluster structure (every row the same point).
 """
 
 from __future__ import annotations
 
-import numpy as np
+import numbers
 
+import numpy as np
+from sklearn.cluster import KMeans
+
+from .streams import sklearn_seed
 from .validation import check_array, check_integer, check_random_state
 
 BLOCK_ROWS = 256  # rows per block of pairwise distances (a 256 x n block stays small for n of a few thousand)
@@ -131,3 +137,70 @@ def silhouette_scores(Z, labelings, *, n_points=None, random_state=None) -> list
         top = np.maximum(a, b)
         scores.append(float(np.divide(b - a, top, out=np.zeros(rows.size), where=(top > 0) & (own > 1)).mean()))
     return scores
+
+
+def best_silhouette(Z, n_clusters, *, n_init=1, n_points=None, random_state) -> float | None:
+    """Best mean silhouette over K-means clusterings of ``Z``, one per number of clusters; None if ``Z`` has none.
+
+    For each ``k`` of ``n_clusters`` in order, one seed is drawn from ``random_state``
+    (:func:`~dpnb.streams.sklearn_seed`) and ``KMeans(k, n_init=n_init, random_state=seed)`` labels the rows;
+    then :func:`silhouette_scores` scores every labelling in one distance pass (drawing its subset of
+    ``n_points`` rows from ``random_state``) and the largest score is returned. A release with no column,
+    or whose rows are all the same point, has one cluster and no silhouette: the result is None and
+    nothing is drawn from ``random_state``, so the caller decides how to score and report it.
+
+    Parameters
+    ----------
+    Z : array_like of shape (n_samples, n_features)
+        The rows to cluster; ``n_features`` may be 0.
+    n_clusters : sequence of int
+        Numbers of clusters tried, each in ``2 .. n_samples - 1`` (e.g. ``(2, 3, 4, 5)``, or ``(10,)``
+        for a single K-means).
+    n_init : int, default 1
+        K-means restarts (k-means++ starts) per number of clusters.
+    n_points : int, optional
+        Average the silhouettes of this many rows drawn without replacement (see
+        :func:`silhouette_scores`); None, or at least ``n_samples``: every row.
+    random_state : None, int, SeedSequence or Generator
+        The experiment's stream; a Generator is used (and advanced) as is.
+
+    Returns
+    -------
+    float or None
+        The best mean silhouette coefficient, in ``[-1, 1]``; None when ``Z`` has no column or all
+        its rows are equal.
+
+    Raises
+    ------
+    TypeError
+        If ``n_clusters`` is not a sequence of integers, or ``n_init``, ``n_points`` or
+        ``random_state`` has the wrong type.
+    ValueError
+        If ``Z`` is not a finite 2-d array, ``n_clusters`` is empty or has a value outside
+        ``2 .. n_samples - 1``, or ``n_init`` or ``n_points`` is below 1.
+    """
+    Z = check_array(Z, ndim=2, name="Z")
+    n = Z.shape[0]
+    if not isinstance(n_clusters, (list, tuple, range, np.ndarray)) or getattr(n_clusters, "ndim", 1) == 0:
+        raise TypeError(
+            f"n_clusters must be a sequence of integers such as (2, 3, 4, 5), got {type(n_clusters).__name__}"
+        )
+    if len(n_clusters) == 0:
+        raise ValueError("n_clusters is empty; pass at least one number of clusters, e.g. (2, 3, 4, 5)")
+    ks = []
+    for k in n_clusters:
+        if isinstance(k, (bool, np.bool_)) or not isinstance(k, numbers.Integral):
+            raise TypeError(f"n_clusters must hold integers, got {type(k).__name__} {k!r}")
+        if not 2 <= k <= n - 1:
+            raise ValueError(
+                f"every number of clusters must lie in 2..{n - 1} (2 to one less than the {n} rows of Z), got {k}"
+            )
+        ks.append(int(k))
+    n_init = check_integer(n_init, "n_init", minimum=1)
+    if n_points is not None:
+        n_points = check_integer(n_points, "n_points", minimum=1)
+    rng = check_random_state(random_state)
+    if Z.shape[1] == 0 or np.all(Z == Z[0]):  # one point: one cluster, no silhouette; nothing drawn
+        return None
+    labelings = [KMeans(k, n_init=n_init, random_state=sklearn_seed(rng)).fit_predict(Z) for k in ks]
+    return max(silhouette_scores(Z, labelings, n_points=n_points, random_state=rng))
