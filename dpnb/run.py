@@ -19,7 +19,8 @@ scales with the workers (outputs do not depend on the thread count: ``make test`
 one and two threads). ``--workers 1`` runs them one after another in this process. ``--scheduler tcp://host:port`` sends
 them to an existing Dask cluster instead (its workers need this repository and its environment).
 The longest notebooks start first, by the wall times of the previous run of the same profile into
-the same output folder (``<output>/run.json``, which also records this run's times).
+the same output folder (``<output>/run.json``, which also records this run's times), or, on a
+machine with no such run, by the measured times committed in ``notebooks/profiles/wall_seconds.yml``.
 """
 
 from __future__ import annotations
@@ -145,12 +146,18 @@ def longest_first(notebooks: list[Path], previous: dict) -> list[Path]:
     return sorted(notebooks, key=lambda nb: -previous.get(nb.stem, float("inf")))
 
 
-def _previous_seconds(output: Path, profile: str) -> dict:
+def _previous_seconds(output: Path, profile: str, notebooks_dir=NOTEBOOKS) -> dict:
+    """Wall seconds per notebook of the last run of ``profile`` into ``output``, else the committed measurements."""
     path = output / "run.json"
-    if not path.is_file():
-        return {}
-    record = json.loads(path.read_text())
-    return record.get("seconds", {}) if record.get("profile") == profile else {}
+    if path.is_file():
+        record = json.loads(path.read_text())
+        if record.get("profile") == profile:
+            return record.get("seconds", {})
+    import yaml
+
+    committed = Path(notebooks_dir) / "profiles" / "wall_seconds.yml"
+    measured = yaml.safe_load(committed.read_text()) if committed.is_file() else {}
+    return (measured or {}).get(profile, {})
 
 
 def execute_all(notebooks, output: Path, parameters: dict, workers: int, scheduler: str | None, on_done):
@@ -282,7 +289,7 @@ def main(argv=None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     output.mkdir(parents=True, exist_ok=True)
-    notebooks = longest_first(notebooks, _previous_seconds(output, args.profile))
+    notebooks = longest_first(notebooks, _previous_seconds(output, args.profile, notebooks_dir))
     claim_files, failed, seconds = [], [], {}
     where = args.scheduler or (f"{args.workers} workers" if args.workers > 1 else "in process")
     with tqdm(total=len(notebooks), desc=f"notebooks ({args.profile}, {where})", unit="nb", file=sys.stdout) as bar:

@@ -153,9 +153,26 @@ def test_longest_first_uses_the_previous_run_of_the_same_profile(tmp_path):
     assert run.longest_first(paths, {}) == paths
     assert [p.stem for p in run.longest_first(paths, {"a": 5.0, "b": 60.0, "c": 1.0})] == ["b", "a", "c"]
     assert [p.stem for p in run.longest_first(paths, {"a": 5.0})] == ["b", "c", "a"]  # unknown ones first
+    notebooks = tmp_path / "notebooks"
+    (notebooks / "profiles").mkdir(parents=True)
+    assert run._previous_seconds(tmp_path, "paper", notebooks) == {}  # nothing run, nothing committed
+    (notebooks / "profiles" / "wall_seconds.yml").write_text("paper: {a: 10.0, b: 20.0}\n")
+    assert run._previous_seconds(tmp_path, "paper", notebooks) == {"a": 10.0, "b": 20.0}  # a fresh machine
+    assert run._previous_seconds(tmp_path, "fast", notebooks) == {}
     (tmp_path / "run.json").write_text(json.dumps({"profile": "paper", "seconds": {"a": 3.0}}))
-    assert run._previous_seconds(tmp_path, "paper") == {"a": 3.0}
-    assert run._previous_seconds(tmp_path, "fast") == {}
+    assert run._previous_seconds(tmp_path, "paper", notebooks) == {"a": 3.0}  # this output folder's last run wins
+    assert run._previous_seconds(tmp_path, "fast", notebooks) == {}
+
+
+def test_committed_wall_seconds_name_every_notebook_of_each_profile():
+    import yaml
+
+    measured = yaml.safe_load((run.NOTEBOOKS / "profiles" / "wall_seconds.yml").read_text())
+    stems = {path.stem for path in run.notebook_paths()}
+    for profile, seconds in measured.items():
+        assert profile in run.available_profiles(stems)
+        assert set(seconds) == stems, f"wall_seconds.yml, {profile}: {sorted(stems ^ set(seconds))}"
+        assert all(isinstance(s, (int, float)) and s > 0 for s in seconds.values())
 
 
 def test_workers_must_be_positive(tmp_path, capsys):
