@@ -47,6 +47,7 @@ from .validation import (
     check_epsilon,
     check_in_box,
     check_integer,
+    check_matrix_in_box,
     check_n_components,
     check_positive,
     check_random_state,
@@ -709,16 +710,14 @@ def _release(X, R, sigma, rng) -> np.ndarray:
 def _check_data(X, bounds):
     """``X`` as a float64 matrix inside the public ``bounds``: returns ``(X, low, high)``.
 
-    One column-wise min and one max pass (a NaN or infinity fails the comparisons) replace the
-    finiteness pass and the two full-size boolean comparisons of ``check_array`` + ``check_in_box``;
-    only on failure do those run, to raise their usual messages. No copy for float64 input.
+    One compiled pass (:func:`dpnb.validation.check_matrix_in_box`; a NaN or infinity fails it)
+    replaces the finiteness pass and the two full-size boolean comparisons of ``check_array`` +
+    ``check_in_box``; only on failure do those run, to raise their usual messages. No copy for
+    float64 input.
     """
-    if not (isinstance(X, np.ndarray) and X.dtype == np.float64 and X.ndim == 2 and X.shape[0] >= 1):
-        X = check_array(X)
+    X = check_array(X, finite=False)
     low, high = _check_bounds(bounds, X.shape[1])
-    if not (np.all(X.min(axis=0) >= low) and np.all(X.max(axis=0) <= high)):
-        check_in_box(check_array(X), low, high)
-    return X, low, high
+    return check_matrix_in_box(X, low, high), low, high
 
 
 def _check_projection(projection) -> np.ndarray:

@@ -60,11 +60,15 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
 
     Dividing by ``data_norm^2`` puts the data on the paper's scale ``||x|| <= 1``. The row norms
     are checked as :func:`dpnb.validation.check_row_norms` does, but with ``einsum`` so that no
-    temporary of the input's size is made (one pass for the norms, one for the Gram matrix).
+    temporary of the input's size is made (one pass for the norms, one for the Gram matrix); a
+    row with a NaN or an infinity has a squared norm that is not finite, so the norms also make the
+    finiteness check.
     """
-    X = check_array(X, name="X")
+    X = check_array(X, name="X", finite=False)
     radius = check_positive(data_norm, "data_norm")
     squared = np.einsum("ij,ij->i", X, X)
+    if not np.isfinite(squared).all():
+        check_array(X, name="X")  # raises for NaN or infinity; finite rows whose square overflows fail below
     if squared.size and squared.max() > (radius * (1 + 1e-9)) ** 2:
         check_row_norms(X[squared > (radius * (1 + 1e-9)) ** 2], radius, name="X")  # raises with the usual message
     return X.T @ X / (X.shape[0] * radius**2)

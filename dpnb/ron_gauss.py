@@ -580,20 +580,25 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         ``"unsupervised"``.
         """
         self._check_params()
-        X = check_array(X, ndim=2)
+        X = check_array(X, ndim=2, finite=False)  # finiteness: from the row norms below
         n, m = X.shape
         p = check_n_components(self.n_components, m)
         y = self._check_y(y, n)
         rng = self._make_rng()
-        self.n_features_in_ = m
-        self._rng = rng  # sample() continues this stream
-        self.components_ = self._draw_projection(m, p, rng)
+        components = self._draw_projection(m, p, rng)
         if self.mode == "gmm":
-            self.classes_, codes, self.class_counts_ = _encode_labels(y)
-            counts = self.class_counts_
+            classes, codes, counts = _encode_labels(y)
         else:
             codes, counts = np.zeros(n, dtype=np.intp), np.array([n])
-        sq, inv_norms, sums = _class_sums(X, codes, len(counts))
+        with np.errstate(invalid="ignore"):  # only a NaN or an infinity in X is invalid here, and it is rejected next
+            sq, inv_norms, sums = _class_sums(X, codes, len(counts))
+        if not np.isfinite(sq).all():  # a NaN or an infinity in a row makes its squared norm NaN or inf
+            check_array(X, ndim=2)  # raises the usual message (finite rows whose square overflows pass)
+        self.n_features_in_ = m
+        self._rng = rng  # sample() continues this stream
+        self.components_ = components
+        if self.mode == "gmm":
+            self.classes_, self.class_counts_ = classes, counts
         mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
         means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
         a = None if self.mode != "supervised" else float(self.label_bound)

@@ -55,7 +55,7 @@ def check_integer(value, name: str, minimum: int = 1) -> int:
     return int(value)
 
 
-def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1) -> np.ndarray:
+def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1, finite: bool = True) -> np.ndarray:
     """Return ``X`` as a float64 array after checking its dimension and that it is finite.
 
     Parameters
@@ -67,6 +67,10 @@ def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1) 
         Name used in error messages.
     min_rows : int
         Minimum length of the first axis (ignored for 0-d input).
+    finite : bool
+        False leaves the finiteness check to the caller, which must then make it on a statistic it
+        computes anyway and that is not finite whenever ``X`` is not (e.g. every row's squared
+        norm), calling ``check_array(X)`` again to raise this message: one pass over ``X`` fewer.
     """
     try:
         arr = np.asarray(X, dtype=np.float64)
@@ -76,7 +80,7 @@ def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1) 
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.ndim >= 1 and arr.shape[0] < min_rows:
         raise ValueError(f"{name} needs at least {min_rows} row(s), got {arr.shape[0]}")
-    if not np.all(np.isfinite(arr)):
+    if finite and not np.all(np.isfinite(arr)):
         raise ValueError(f"{name} contains NaN or infinite values; impute or drop them first")
     return arr
 
@@ -111,6 +115,23 @@ def check_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
             f"{name} has entries outside the declared bounds [{low}, {high}]; clip or rescale "
             "the data to the public bounds before calling (bounds are never read from the data)"
         )
+    return X
+
+
+def check_matrix_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
+    """Raise unless every entry of the float64 matrix ``X`` lies in ``[low[j], high[j]]`` (column ``j``).
+
+    The same check as :func:`check_in_box` for validated bounds (``low``, ``high``: float64 vectors
+    of one entry per column, ``low < high``), made in one compiled pass with no temporaries
+    (:func:`dpnb.compiled.first_row_outside`; a NaN or an infinity fails it). Only on failure does
+    :func:`check_in_box` run, to word the error. Returns ``X``.
+    """
+    from .compiled import first_row_outside
+
+    bad = first_row_outside(X, np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64))
+    if bad >= 0:
+        check_in_box(check_array(X, ndim=2, name=name), low, high, name=name)
+        raise RuntimeError(f"row {bad} of {name} failed the compiled box check but not check_in_box")
     return X
 
 

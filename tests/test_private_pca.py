@@ -305,3 +305,15 @@ def test_spike_and_figure2_data():
 def test_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call(_data())
+
+
+def test_second_moment_rejects_non_finite_rows_from_their_norms():
+    from dpnb.private_pca import second_moment
+
+    X = np.full((50, 4), 0.25)
+    assert np.allclose(second_moment(X), X.T @ X / 50)
+    for value, match in ((np.nan, "NaN or infinite"), (np.inf, "NaN or infinite"), (1e200, "L2 norm")):
+        bad = X.copy()
+        bad[49, 2] = value
+        with pytest.raises(ValueError, match=match):
+            second_moment(bad)

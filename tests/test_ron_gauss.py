@@ -581,3 +581,18 @@ def test_refined_spd_solve_reaches_float64_accuracy(ridge):
     assert residual <= 300 * np.finfo(float).eps * np.abs(A).sum(axis=1).max() * np.abs(x).max()
     if ridge > 1e-3:  # forward error <= condition number x backward error
         assert np.linalg.norm(x - expected) <= 1e-10 * np.linalg.norm(expected)
+
+
+@pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
+@pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
+def test_fit_rejects_non_finite_rows_from_their_norms_and_keeps_no_fitted_state(mode, value):
+    rng = np.random.default_rng(12)
+    X = rng.standard_normal((300, 6))
+    y = rng.integers(2, size=300) if mode == "gmm" else rng.uniform(-1, 1, size=300)
+    X[299, 3] = value  # the last row: the check comes from the row norms of the whole pass
+    model = RONGauss(2, 1.0, mode=mode, label_bound=1.0 if mode == "supervised" else None, random_state=0)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        model.fit(X, y)
+    assert not hasattr(model, "components_") and not hasattr(model, "n_features_in_")
+    X[299, 3] = 0.5
+    assert np.isfinite(model.fit(X, y).components_).all()

@@ -139,3 +139,33 @@ def test_check_integer():
     for bad in (2.0, True, "3", None):
         with pytest.raises(TypeError, match="k must be an integer >= 1"):
             check_integer(bad, "k")
+
+
+def test_check_array_can_leave_finiteness_to_the_caller():
+    X = np.array([[0.0, np.nan], [np.inf, 1.0]])
+    assert np.array_equal(check_array(X, finite=False), X, equal_nan=True)
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_array(X)
+    with pytest.raises(ValueError, match="2-dimensional"):
+        check_array(np.zeros(3), finite=False)
+
+
+@pytest.mark.parametrize("value", [-0.5, 2.5, np.nan, np.inf, -np.inf])
+def test_check_matrix_in_box_agrees_with_check_in_box(value):
+    from dpnb.validation import check_matrix_in_box
+
+    rng = np.random.default_rng(9)
+    low, high = np.array([0.0, -1.0, 0.0]), np.array([1.0, 1.0, 2.0])
+    X = rng.uniform(low, high, size=(1000, 3))
+    assert check_matrix_in_box(X, low, high) is X
+    X[[0, 1], [0, 1]] = low[:2]  # the bounds themselves are inside
+    X[[2, 3], [1, 2]] = high[1:]
+    check_matrix_in_box(X, low, high)
+    for row in (0, 63, 64, 999):  # first and last rows of the compiled loop's groups
+        bad = X.copy()
+        bad[row, 2] = value
+        match = "NaN or infinite" if not np.isfinite(value) else "outside the declared bounds"
+        with pytest.raises(ValueError, match=match):
+            check_matrix_in_box(bad, low, high)
+        with pytest.raises(ValueError, match=match):
+            check_in_box(bad, low, high)
