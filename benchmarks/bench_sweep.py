@@ -5,10 +5,15 @@ sweep on each (cluster start-up excluded, one warm-up point each) and prints bot
 ratio, measured in this one run. ``make benchmark`` times the whole 2-worker sweep instead,
 start-up included, which is what a user waits for.
 
-The same run also measures the machine's own ceiling: the same points computed by one plain
-process, then split between two plain processes started together (no Dask). On a virtual machine
-two busy vCPUs may not run at twice the speed of one (the host shares them: steal time), and no
-scheduler can beat that ratio; the sweep's speed-up is best read against it.
+The same run also measures the machine's own ceilings: the same work done by one plain process,
+then split between two plain processes started together (no Dask), once for this compute-bound
+task (cache-resident linear algebra) and once for a memory-bound one (copies of 200 MB arrays).
+Two busy cores may not run at twice the speed of one: a virtual machine's host shares them (steal
+time), and both cores share the memory bus. No scheduler can beat those ratios; the sweep's
+speed-up, and ``make run``'s (its notebooks sit between the two kinds of work), are best read
+against them. Measured on 2026-11-26 (2 vCPUs, AMD EPYC): compute-bound 1.90-1.95x, memory-bound
+1.51-1.58x (a plain copy loop: 13.8 GB/s in one process, 22.2 GB/s in two together); ``make run``
+1.64x (fast profile) and 1.53x (paper profile).
 """
 
 import argparse
@@ -69,27 +74,43 @@ def _points(seeds) -> None:
         top_eigenvalue(GRID["n_features"][0], GRID["repeats"][0], seed)
 
 
-def ceiling(n_points: int = 8) -> tuple[float, float]:
-    """Seconds for ``n_points`` in one plain process, and split between two started together (no Dask)."""
+def _copies(n_copies: int) -> None:
+    source = np.ones(25_000_000)  # 200 MB: far beyond every cache, so each copy streams through memory
+    target = np.empty_like(source)
+    for _ in range(n_copies):
+        np.copyto(target, source)
+
+
+def _plain_processes(target, shares) -> float:
+    """Seconds for one plain process per share (``target(share)``), all started together (no Dask)."""
     import multiprocessing
 
     context = multiprocessing.get_context("forkserver")
     context.set_forkserver_preload(["numpy", "benchmarks.bench_sweep"])
-    seconds = []
-    for shares in ([range(n_points)], [range(0, n_points, 2), range(1, n_points, 2)]):  # noqa: B007
-        workers = [context.Process(target=_points, args=(share,)) for share in shares]
-        warm = context.Process(target=_points, args=(range(1000, 1001),))  # starts the forkserver
-        warm.start()
-        warm.join()
-        start = time.perf_counter()
-        for worker in workers:
-            worker.start()
-        for worker in workers:
-            worker.join()
-        seconds.append(time.perf_counter() - start)
-        if any(worker.exitcode for worker in workers):
-            raise RuntimeError("a ceiling process failed")
-    return seconds[0], seconds[1]
+    warm = context.Process(target=_points, args=(range(1000, 1001),))  # starts the forkserver
+    warm.start()
+    warm.join()
+    workers = [context.Process(target=target, args=(share,)) for share in shares]
+    start = time.perf_counter()
+    for worker in workers:
+        worker.start()
+    for worker in workers:
+        worker.join()
+    if any(worker.exitcode for worker in workers):
+        raise RuntimeError("a ceiling process failed")
+    return time.perf_counter() - start
+
+
+def ceiling(n_points: int = 8) -> tuple[float, float]:
+    """Compute-bound ceiling: seconds for ``n_points`` in one plain process, and split between two."""
+    return _plain_processes(_points, [range(n_points)]), _plain_processes(
+        _points, [range(0, n_points, 2), range(1, n_points, 2)]
+    )
+
+
+def bandwidth_ceiling(n_copies: int = 80) -> tuple[float, float]:
+    """Memory-bound ceiling: seconds for ``n_copies`` 200 MB copies in one plain process, and split between two."""
+    return _plain_processes(_copies, [n_copies]), _plain_processes(_copies, [n_copies // 2, n_copies - n_copies // 2])
 
 
 def _sweep_on_new_cluster():
@@ -108,9 +129,14 @@ def main(argv=None) -> None:
     print(f"{args.points} points: 1 worker {one:.2f} s, 2 workers {two:.2f} s, speed-up {one / two:.2f}x")
     with environment(dict.fromkeys(THREAD_VARIABLES, "1")):  # one BLAS thread per process, as on the workers
         alone, pair = ceiling(args.points)
+        copy_alone, copy_pair = bandwidth_ceiling()
     print(
-        f"machine ceiling, plain processes: 1 process {alone:.2f} s, 2 processes {pair:.2f} s, "
+        f"machine ceiling, plain processes, this task: 1 process {alone:.2f} s, 2 processes {pair:.2f} s, "
         f"speed-up {alone / pair:.2f}x; the sweep reaches {(one / two) / (alone / pair):.0%} of it"
+    )
+    print(
+        f"machine ceiling, plain processes, memory-bound copies: 1 process {copy_alone:.2f} s, "
+        f"2 processes {copy_pair:.2f} s, speed-up {copy_alone / copy_pair:.2f}x"
     )
 
 
