@@ -51,10 +51,12 @@ book-check: book
 lab: venv
 	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
 
-## make benchmark: timing and memory of the mechanisms, and every fit against the Gram-matrix floor (not part of make test)
+## make benchmark: timing and memory of the mechanisms, every fit against the Gram-matrix floor, and the sweep's
+## 1 -> 2 worker speed-up beside the machine's own ceilings (not part of make test)
 benchmark: venv
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks.gram_floor
+	$(BIN)/python -m benchmarks.bench_sweep
 
 ## make constraints: re-pin every dependency after changing pyproject.toml
 constraints: venv

@@ -2,8 +2,8 @@
 
 ``python -m benchmarks.bench_sweep`` starts a 1-worker and a 2-worker LocalCluster, runs the same
 sweep on each (cluster start-up excluded, one warm-up point each) and prints both times and their
-ratio, measured in this one run. ``make benchmark`` times the whole 2-worker sweep instead,
-start-up included, which is what a user waits for.
+ratio, measured in this one run. ``python -m benchmarks`` (the first step of ``make benchmark``) also
+times the whole 2-worker sweep, start-up included, which is what a user waits for.
 
 The same run also measures the machine's own ceilings: the same work done by one plain process,
 then split between two plain processes started together (no Dask), once for this compute-bound
@@ -11,9 +11,10 @@ task (cache-resident linear algebra) and once for a memory-bound one (copies of 
 Two busy cores may not run at twice the speed of one: a virtual machine's host shares them (steal
 time), and both cores share the memory bus. No scheduler can beat those ratios; the sweep's
 speed-up, and ``make run``'s (its notebooks sit between the two kinds of work), are best read
-against them. Measured on 2026-11-26 (2 vCPUs, AMD EPYC): compute-bound 1.90-1.95x, memory-bound
-1.51-1.58x (a plain copy loop: 13.8 GB/s in one process, 22.2 GB/s in two together); ``make run``
-1.64x (fast profile) and 1.53x (paper profile).
+against them. Measured on 2026-11-26 (2 vCPUs, AMD EPYC; six runs, the host's load varying):
+compute-bound 1.68-1.95x, memory-bound 1.46-1.59x (a plain copy loop: 13.8 GB/s in one process,
+22.2 GB/s in two together); the sweep 1.66-1.74x; ``make run`` 1.64x (fast profile) and 1.53x
+(paper profile).
 """
 
 import argparse
@@ -86,7 +87,7 @@ def _plain_processes(target, shares) -> float:
     import multiprocessing
 
     context = multiprocessing.get_context("forkserver")
-    context.set_forkserver_preload(["numpy", "benchmarks.bench_sweep"])
+    context.set_forkserver_preload(["numpy"])
     warm = context.Process(target=_points, args=(range(1000, 1001),))  # starts the forkserver
     warm.start()
     warm.join()
@@ -123,7 +124,7 @@ CASES = {"8 CPU-bound points on 2 local worker processes, start-up included": _s
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--points", type=int, default=8, help="grid points (seeds) per sweep")
+    parser.add_argument("--points", type=int, default=96, help="grid points (seeds) per sweep")
     args = parser.parse_args(argv)
     one, two = speedup(args.points)
     print(f"{args.points} points: 1 worker {one:.2f} s, 2 workers {two:.2f} s, speed-up {one / two:.2f}x")
