@@ -595,6 +595,11 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     ``2 sqrt(k p) / epsilon``). :meth:`publish` reconstructs the noisy records (post-processing).
     Replace-one neighbours only (see the module docstring).
 
+    Cost: two passes over ``X`` that cannot be merged, because the components depend on the whole
+    noisy Gram matrix: the checked Gram matrix (:func:`dpnb.gram.indicator_gram`), then the
+    projections ``X U_k^T`` with ``n k`` Laplace draws, about 2.2 times one Gram matrix ``X^T X``
+    in all (``benchmarks/gram_floor.py`` times this floor beside the fit).
+
     Parameters
     ----------
     n_components : int
