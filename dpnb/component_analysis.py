@@ -112,9 +112,18 @@ def _check_onehot_block(block, n_numeric: int, sizes) -> None:
             )
 
 
-def _group_bounds(n_numeric: int, sizes) -> np.ndarray:
-    """Start and stop column of each one-hot group, as :func:`dpnb.gram.indicator_gram` takes them."""
-    return np.array([(sl.start, sl.stop) for sl in _group_slices(n_numeric, sizes)], dtype=np.int64).reshape(-1, 2)
+def _onehot_gram(X, y, n_classes: int, n_numeric: int, sizes, *, grid: bool, chunk: int) -> np.ndarray:
+    """:func:`dpnb.gram.indicator_gram` of ``[numeric | one-hot]`` rows, errors worded as :func:`check_onehot_data`."""
+    groups = np.array([(sl.start, sl.stop) for sl in _group_slices(n_numeric, sizes)], dtype=np.int64)
+    return indicator_gram(
+        X,
+        y,
+        n_classes,
+        groups.reshape(-1, 2),
+        grid=grid,
+        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
+        chunk=chunk,
+    )
 
 
 def _checked_moments(X, n_numeric: int, sizes, chunk: int = 2048) -> tuple[np.ndarray, np.ndarray]:
@@ -125,15 +134,7 @@ def _checked_moments(X, n_numeric: int, sizes, chunk: int = 2048) -> tuple[np.nd
     to ``(X.sum(axis=0), X.T @ X)`` up to rounding (the summation order differs).
     """
     p = X.shape[1]
-    gram = indicator_gram(
-        X,
-        np.empty(0, dtype=np.int64),
-        1,
-        _group_bounds(n_numeric, sizes),
-        grid=False,
-        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
-        chunk=chunk,
-    )
+    gram = _onehot_gram(X, np.empty(0, dtype=np.int64), 1, n_numeric, sizes, grid=False, chunk=chunk)
     return gram[p, :p].copy(), gram[:p, :p].copy()
 
 
@@ -559,15 +560,7 @@ def _grid_class_moments(
     difference in its inputs into different records, therefore gets the same inputs everywhere.
     """
     p = X.shape[1]
-    total = indicator_gram(
-        X,
-        y,
-        n_classes,
-        _group_bounds(n_numeric, sizes),
-        grid=True,
-        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
-        chunk=chunk,
-    )
+    total = _onehot_gram(X, y, n_classes, n_numeric, sizes, grid=True, chunk=chunk)
     total *= 2.0**-32
     return total[p:, :p], total[:p, :p]
 

@@ -13,9 +13,8 @@ the class counts (``C = 1``, ``w = 1`` gives ``sum x`` and ``n``).
 :func:`indicator_gram` forms ``G`` in one pass over ``X``: rows are read in cache-sized blocks,
 and one compiled loop (:func:`dpnb.compiled.fill_indicator_block`) checks each value (finite, in
 ``[0, 1]``, one-hot groups of 0/1 with one 1), optionally rounds it to the grid ``2^-16`` and writes
-``z_i`` into a block buffer,
-whose Gram matrix BLAS then adds. Checking, rounding and the indicator columns thus cost one
-read of each row instead of four NumPy passes (measured: 1.8x -> about 1.2x the time of the
+``z_i`` into a block buffer, whose Gram matrix BLAS then adds. Checking, rounding and the indicator
+columns thus cost one read of each row instead of four NumPy passes (measured: 1.8x -> about 1.2x the time of the
 plain Gram matrix ``X^T X`` at 500,000 x 77). The loop does only comparisons, copies and the
 exact products ``v 2^16`` and ``rint``, so its output is the same on every machine.
 """
