@@ -155,12 +155,7 @@ class ReplaceRowL2Ball(NeighborRelation):
         return v if self.on_sphere or rng.random() < 0.5 else v * rng.random() ** (1 / d)
 
     def project_row(self, row):
-        norm = np.linalg.norm(row)
-        if norm == 0:
-            return row if not self.on_sphere else np.eye(row.size)[0] * self.radius
-        if self.on_sphere or norm > self.radius:
-            return row * (self.radius / norm)
-        return row
+        return self.project_rows(row[None, :])[0]
 
     def perturb_row(self, row, rng, step):
         return self.project_row(row + step * self.radius * rng.standard_normal(row.shape))
@@ -178,7 +173,7 @@ class ReplaceRowL2Ball(NeighborRelation):
         scale = np.divide(self.radius, norm, out=np.ones_like(norm), where=norm > 0)
         out = rows * (scale if self.on_sphere else np.minimum(scale, 1.0))
         if self.on_sphere:
-            out[norm[:, 0] == 0, 0] = self.radius  # as project_row: the zero row goes to radius * e_1
+            out[norm[:, 0] == 0, 0] = self.radius  # the zero row goes to radius * e_1
         return out
 
     def perturb_rows(self, rows, rng, steps):
@@ -215,7 +210,7 @@ class LabelledBall(NeighborRelation):
         return np.append(self.ball.random_row(d - 1, rng), rng.uniform(-self.label_bound, self.label_bound))
 
     def project_row(self, row):
-        return np.append(self.ball.project_row(row[:-1]), np.clip(row[-1], -self.label_bound, self.label_bound))
+        return self.project_rows(row[None, :])[0]
 
     def random_rows(self, m, d, rng):
         labels = rng.uniform(-self.label_bound, self.label_bound, m)
