@@ -108,3 +108,61 @@ def summarize(results: dict, confidence: float = 0.95) -> list[dict]:
             {"method": method, "mean": est.mean, "low": est.low, "high": est.high, "n": est.n, "shown": str(est)}
         )
     return rows
+
+
+#: Relative uncertainty of an exactly computed number: far above the round-off of any computation
+#: in the notebooks (a few ulp times a condition number), far below any difference they report.
+ROUNDOFF_RTOL = 1e-9
+
+
+def _score_interval(score, rtol: float) -> tuple[float, float, float]:
+    if isinstance(score, Interval):
+        return score.mean, score.low, score.high
+    if isinstance(score, bool) or not isinstance(score, numbers.Real):
+        raise TypeError(f"a score must be a number or an Interval, got {type(score).__name__}")
+    value = float(score)
+    if math.isnan(value):
+        raise ValueError("a score is NaN: a tie with NaN is undefined; drop or fix that score first")
+    slack = rtol * max(1.0, abs(value)) if math.isfinite(value) else 0.0
+    return value, value - slack, value + slack
+
+
+def tied_with_best(scores, *, higher_is_better: bool = True, rtol: float = ROUNDOFF_RTOL) -> list:
+    """The keys tied with the best score: the package's one rule for every "best", argmax and "where attained".
+
+    Each score carries an interval: an :class:`Interval` (a Monte Carlo estimate) its confidence
+    interval; a number (an exact computation) ``v ± rtol·max(1, |v|)``, its round-off. A key is tied
+    with the best when its interval overlaps the interval of the best mean. Round-off can change
+    which of two tied scores is larger, never the tied set, so a printed tied set is the same on
+    every machine; a single best is reported only when the data single it out.
+
+    Parameters
+    ----------
+    scores : mapping or sequence
+        Key -> score (a number or an :class:`Interval`); a sequence is keyed by position.
+    higher_is_better : bool
+        ``True`` for a maximum, ``False`` for a minimum.
+    rtol : float
+        Relative round-off of a number (default :data:`ROUNDOFF_RTOL`).
+
+    Returns
+    -------
+    list
+        The tied keys, in the order of ``scores``.
+    """
+    if isinstance(scores, dict):
+        items = list(scores.items())
+    elif isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__"):
+        raise TypeError(f"scores must be a mapping or a sequence, got {type(scores).__name__}")
+    else:
+        items = list(enumerate(scores.tolist() if isinstance(scores, np.ndarray) else scores))
+    if not items:
+        raise ValueError("scores is empty: there is no best")
+    if not isinstance(rtol, numbers.Real) or not 0 <= rtol < 1:
+        raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
+    spans = {key: _score_interval(score, rtol) for key, score in items}
+    sign = 1.0 if higher_is_better else -1.0
+    best = max(spans.values(), key=lambda s: sign * s[0])
+    if higher_is_better:
+        return [key for key, (_, _, high) in spans.items() if high >= best[1]]
+    return [key for key, (_, low, _) in spans.items() if low <= best[2]]

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.evaluation import Interval, decimals_for, format_interval, interval, summarize
+from dpnb.evaluation import Interval, decimals_for, format_interval, interval, summarize, tied_with_best
 
 
 @pytest.mark.parametrize(
@@ -54,3 +54,35 @@ def test_summarize_rows():
     assert rows[0]["shown"] == str(interval([1.0, 1.1, 0.9]))
     with pytest.raises(TypeError):
         summarize([])
+
+
+def test_tied_with_best_numbers_tie_within_roundoff_only():
+
+    a = 0.1 + 0.2
+    assert tied_with_best([a, 0.3, 0.2]) == [0, 1]  # 0.1 + 0.2 and 0.3 differ in the last bit
+    assert tied_with_best([0.3, a, 0.2]) == [0, 1]  # which one round-off makes larger does not matter
+    assert tied_with_best([0.3, 0.3 * (1 + 1e-6)]) == [1]  # a real difference is not a tie
+    assert tied_with_best({"x": 2.0, "y": 1.0, "z": 1.0}, higher_is_better=False) == ["y", "z"]
+    assert tied_with_best(np.array([1.0, 1.0 + 1e-12, -1.0])) == [0, 1]
+
+
+def test_tied_with_best_intervals_tie_when_they_overlap():
+
+    scores = {
+        "a": Interval(0.80, 0.78, 0.82, 10),
+        "b": Interval(0.77, 0.75, 0.79, 10),
+        "c": Interval(0.7, 0.69, 0.71, 10),
+    }
+    assert tied_with_best(scores) == ["a", "b"]
+    assert tied_with_best(scores, higher_is_better=False) == ["c"]
+    assert tied_with_best({"a": Interval(0.80, 0.78, 0.82, 10), "exact": 0.775}) == ["a"]
+
+
+@pytest.mark.parametrize(
+    ("scores", "error"),
+    [([], ValueError), ([1.0, float("nan")], ValueError), ("ab", TypeError), ([1.0, "x"], TypeError), (3.0, TypeError)],
+)
+def test_tied_with_best_refuses_bad_scores(scores, error):
+
+    with pytest.raises(error):
+        tied_with_best(scores)
