@@ -1,6 +1,8 @@
 # Two commands for a fresh machine with Python 3.11 and make: `make run` and `make test`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+# VENV: the environment make installs into and runs from. Conda users who created the pinned
+# environment (environment.yml) pass the active one instead of a second .venv: make run VENV=$$CONDA_PREFIX
+VENV ?= .venv
 BIN := $(VENV)/bin
 PROFILE ?= fast
 WORKERS ?= 2
@@ -43,8 +45,12 @@ book: venv
 	@echo "open build/book/_build/html/index.html"
 
 ## make book-check: render the built book in headless Chromium (Debian's package) and check it
+## (Chromium missing: make book-check INSTALL_CHROMIUM=1 installs Debian's package with apt-get, as root)
 book-check: book
-	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	@command -v chromium >/dev/null || [ "$(INSTALL_CHROMIUM)" = 1 ] || \
+	  (echo "make book-check needs Chromium: apt-get install chromium, or make book-check INSTALL_CHROMIUM=1"; exit 2)
+	@command -v chromium >/dev/null || (echo "installing Debian's chromium with apt-get" && \
+	  apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python book/check.py
 
 ## make lab: JupyterLab, with the notebooks' .md sources opening as notebooks (lab/user-settings)
@@ -59,7 +65,9 @@ benchmark: venv
 	$(BIN)/python -m benchmarks.bench_sweep
 
 ## make constraints: re-pin every dependency after changing pyproject.toml
+## (the optional build-data extra is installed first, so its pins are kept)
 constraints: venv
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[build-data]'
 	(echo "# Exact versions for reproducible notebook outputs. Regenerate with: make constraints"; \
 	 $(BIN)/python -m pip freeze --exclude-editable | sort -f) > constraints.txt
 

@@ -30,12 +30,124 @@ def _dispatched_simd_features() -> str:
     return " ".join(f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f))
 
 
+REORDER_HOOK = Path(__file__).resolve().parent / "_reordered"
+
+
+def _float_array(*arrays) -> bool:
+    import numpy as np
+
+    return all(isinstance(a, np.ndarray) and a.dtype.kind in "fc" for a in arrays)
+
+
+def install_reordering() -> None:
+    """Replace NumPy's and SciPy's reductions and decompositions by reordered equivalents.
+
+    Each replacement computes the same mathematical result in another order: sums, means and norms
+    over reversed axes, ``dot``/``matmul`` with the inner dimension reversed, ``eigh``/``eigvalsh``/
+    ``svd``/``solve`` on the reversed (permuted) matrix with the permutation undone. Results that
+    are exact in floating point (sums of small integers, a diagonal matrix's eigenvalues) stay
+    exact; everything else changes at round-off scale, as on a CPU that reduces in another order
+    (AVX-512 against AVX2). A text output that changes under it sits on a knife edge. Only
+    floating-point ``ndarray`` arguments in the default layouts are reordered; anything else is
+    passed through.
+    """
+    import numpy as np
+    import scipy.linalg
+
+    orig = {
+        "sum": np.sum,
+        "mean": np.mean,
+        "norm": np.linalg.norm,
+        "dot": np.dot,
+        "matmul": np.matmul,
+        "eigh": np.linalg.eigh,
+        "eigvalsh": np.linalg.eigvalsh,
+        "svd": np.linalg.svd,
+        "solve": np.linalg.solve,
+        "scipy_eigh": scipy.linalg.eigh,
+    }
+
+    def flipped(a, axis):
+        axes = range(a.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
+        return np.flip(a, axis=tuple(axes)) if a.ndim else a
+
+    def reduction(name):
+        def reordered(a, axis=None, *args, **kwargs):
+            if _float_array(a) and not args and "where" not in kwargs and "out" not in kwargs:
+                return orig[name](flipped(a, axis), axis=axis, **kwargs)
+            return orig[name](a, axis, *args, **kwargs)
+
+        return reordered
+
+    def norm(x, ord=None, axis=None, keepdims=False):
+        if _float_array(x):  # every norm is invariant under reversing the axes it reduces
+            x = flipped(x, axis)
+        return orig["norm"](x, ord=ord, axis=axis, keepdims=keepdims)
+
+    def product(name):
+        def reordered(a, b, *args, **kwargs):
+            if _float_array(a, b) and not args and not kwargs and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
+                b_inner = b[::-1] if b.ndim == 1 else b[::-1, :]
+                return orig[name](a[..., ::-1], b_inner)
+            return orig[name](a, b, *args, **kwargs)
+
+        return reordered
+
+    def reversed_square(a):
+        return a[..., ::-1, ::-1]
+
+    eigh_result, svd_result = type(orig["eigh"](np.eye(1))), type(orig["svd"](np.eye(1)))
+
+    def eigh(a, UPLO="L"):
+        if not _float_array(a) or a.ndim < 2:
+            return orig["eigh"](a, UPLO)
+        w, v = orig["eigh"](np.ascontiguousarray(reversed_square(a)), "U" if UPLO == "L" else "L")
+        return eigh_result(w, v[..., ::-1, :])
+
+    def eigvalsh(a, UPLO="L"):
+        if not _float_array(a) or a.ndim < 2:
+            return orig["eigvalsh"](a, UPLO)
+        return orig["eigvalsh"](np.ascontiguousarray(reversed_square(a)), "U" if UPLO == "L" else "L")
+
+    def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+        if not _float_array(a) or a.ndim != 2 or hermitian:
+            return orig["svd"](a, full_matrices, compute_uv, hermitian)
+        out = orig["svd"](np.ascontiguousarray(a[::-1, ::-1]), full_matrices, compute_uv)
+        if not compute_uv:
+            return out
+        u, s, vh = out
+        return svd_result(u[::-1, :], s, vh[:, ::-1])
+
+    def solve(a, b):
+        if not _float_array(a, b) or a.ndim != 2:
+            return orig["solve"](a, b)
+        return orig["solve"](np.ascontiguousarray(a[::-1]), np.ascontiguousarray(b[::-1]))
+
+    def scipy_eigh(a, b=None, *args, **kwargs):
+        if b is not None or args or not _float_array(a) or a.ndim != 2 or kwargs.get("lower", True) is False:
+            return orig["scipy_eigh"](a, b, *args, **kwargs)
+        out = orig["scipy_eigh"](np.ascontiguousarray(a[::-1, ::-1]), **{**kwargs, "lower": False})
+        if kwargs.get("eigvals_only"):
+            return out
+        w, v = out
+        return w, v[::-1, :]
+
+    np.sum, np.mean = reduction("sum"), reduction("mean")
+    np.linalg.norm, np.dot, np.matmul = norm, product("dot"), product("matmul")
+    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.solve = eigh, eigvalsh, svd, solve
+    scipy.linalg.eigh = scipy_eigh
+
+
 def configurations() -> dict[str, dict[str, str]]:
     """Environment overrides emulating other machines, by name.
 
     ``sandybridge-1thread``: OpenBLAS's Sandy Bridge (AVX, no FMA) kernels on one thread.
     ``prescott-2threads-nosimd``: OpenBLAS's SSE3 kernels on two threads, and NumPy's dispatched
     SIMD loops (AVX2/AVX-512 on x86-64, SVE/ASIMD extensions on arm64) switched off.
+    ``reordered``: every Python process starts with :func:`install_reordering`, so reductions and
+    decompositions run in another order. The two emulated CPUs can only take SIMD away; this one
+    changes round-off the way a wider-vector CPU does (another order of the same operations), so
+    a knife edge is caught on any host.
     On arm64 ``OPENBLAS_CORETYPE`` names are x86 kernels; OpenBLAS then keeps its own choice and
     only the thread count and SIMD settings differ.
     """
@@ -50,6 +162,9 @@ def configurations() -> dict[str, dict[str, str]]:
             "OPENBLAS_NUM_THREADS": "2",
             "OMP_NUM_THREADS": "2",
             "NPY_DISABLE_CPU_FEATURES": _dispatched_simd_features(),
+        },
+        "reordered": {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REORDER_HOOK), os.environ.get("PYTHONPATH", "")])),
         },
     }
 
