@@ -53,9 +53,11 @@ book-check: book
 	  apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python book/check.py
 
-## make lab: JupyterLab, with the notebooks' .md sources opening as notebooks (lab/user-settings)
+## make lab: JupyterLab on notebooks/, the chapters' .md sources opening as notebooks with MyST rendered
+## (lab/user-settings; lab/jupyter_server_config.json hides the authoring guide, a Markdown file that is no notebook)
 lab: venv
-	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --config=$(CURDIR)/lab/jupyter_server_config.json \
+	  --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## make benchmark: timing and memory of the mechanisms, every fit against the Gram-matrix floor, and the sweep's
 ## 1 -> 2 worker speed-up beside the machine's own ceilings (not part of make test)
