@@ -23,12 +23,15 @@ venv: $(BIN)/.installed
 run: venv
 	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on a third, the book
+## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on two more (one of them
+## reordering every reduction: a knife-edge output fails on any host), the book
 test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
 	$(BIN)/ruff format --check dpnb tests benchmarks book
 	$(BIN)/python -m pytest -n 2 tests
 	$(BIN)/python -m dpnb.portability exec prescott-2threads-nosimd \
+	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
+	$(BIN)/python -m dpnb.portability exec reordered \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
 	$(MAKE) --no-print-directory book
 

@@ -42,14 +42,15 @@ def _float_array(*arrays) -> bool:
 def install_reordering() -> None:
     """Replace NumPy's and SciPy's reductions and decompositions by reordered equivalents.
 
-    Each replacement computes the same mathematical result in another order: sums, means and norms
-    over reversed axes, ``dot``/``matmul`` with the inner dimension reversed, ``eigh``/``eigvalsh``/
-    ``svd``/``solve`` on the reversed (permuted) matrix with the permutation undone. Results that
-    are exact in floating point (sums of small integers, a diagonal matrix's eigenvalues) stay
-    exact; everything else changes at round-off scale, as on a CPU that reduces in another order
-    (AVX-512 against AVX2). A text output that changes under it sits on a knife edge. Only
-    floating-point ``ndarray`` arguments in the default layouts are reordered; anything else is
-    passed through.
+    Each replacement computes the same mathematical result in another order: the reduced axes (a
+    product's inner dimension, a decomposed matrix's rows and columns) are rotated by half their
+    length, copied, and the permutation undone where the result carries it (eigenvectors,
+    singular vectors). Results that are exact in floating point (sums of small integers, a
+    diagonal matrix's eigenvalues) stay exact; everything else changes at round-off scale, as on a
+    CPU that reduces in another order (AVX-512 against AVX2). A text output that changes under it
+    sits on a knife edge. Only floating-point ``ndarray`` arguments in the default layouts are
+    reordered; anything else is passed through. The ``@`` operator cannot be replaced: the
+    configuration that installs this also switches OpenBLAS's kernels.
     """
     import numpy as np
     import scipy.linalg
@@ -67,70 +68,84 @@ def install_reordering() -> None:
         "scipy_eigh": scipy.linalg.eigh,
     }
 
-    def flipped(a, axis):
-        axes = range(a.ndim) if axis is None else (axis if isinstance(axis, tuple) else (axis,))
-        return np.flip(a, axis=tuple(axes)) if a.ndim else a
+    def rolled(n):
+        return np.roll(np.arange(n), n // 2)
+
+    def permuted(a, axes):
+        for axis in axes:
+            a = np.take(a, rolled(a.shape[axis]), axis=axis)
+        return a
+
+    def reduced_axes(a, axis):
+        if axis is None:
+            return range(a.ndim)
+        return [ax % a.ndim for ax in (axis if isinstance(axis, tuple) else (axis,))]
 
     def reduction(name):
         def reordered(a, axis=None, *args, **kwargs):
-            if _float_array(a) and not args and "where" not in kwargs and "out" not in kwargs:
-                return orig[name](flipped(a, axis), axis=axis, **kwargs)
+            if _float_array(a) and a.ndim and not args and "where" not in kwargs and "out" not in kwargs:
+                return orig[name](permuted(a, reduced_axes(a, axis)), axis=axis, **kwargs)
             return orig[name](a, axis, *args, **kwargs)
 
         return reordered
 
     def norm(x, ord=None, axis=None, keepdims=False):
-        if _float_array(x):  # every norm is invariant under reversing the axes it reduces
-            x = flipped(x, axis)
+        if _float_array(x) and x.ndim:  # every norm is invariant under permuting the axes it reduces
+            x = permuted(x, reduced_axes(x, axis))
         return orig["norm"](x, ord=ord, axis=axis, keepdims=keepdims)
 
     def product(name):
         def reordered(a, b, *args, **kwargs):
             if _float_array(a, b) and not args and not kwargs and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
-                b_inner = b[::-1] if b.ndim == 1 else b[::-1, :]
-                return orig[name](a[..., ::-1], b_inner)
+                p = rolled(a.shape[-1])
+                return orig[name](a[..., p], b[p])
             return orig[name](a, b, *args, **kwargs)
 
         return reordered
 
-    def reversed_square(a):
-        return a[..., ::-1, ::-1]
+    def square(a):
+        return a.ndim == 2 and a.shape[0] == a.shape[1] and _float_array(a)
 
     eigh_result, svd_result = type(orig["eigh"](np.eye(1))), type(orig["svd"](np.eye(1)))
 
     def eigh(a, UPLO="L"):
-        if not _float_array(a) or a.ndim < 2:
+        if not square(a):
             return orig["eigh"](a, UPLO)
-        w, v = orig["eigh"](np.ascontiguousarray(reversed_square(a)), "U" if UPLO == "L" else "L")
-        return eigh_result(w, v[..., ::-1, :])
+        p = rolled(a.shape[0])
+        w, v = orig["eigh"](a[np.ix_(p, p)], UPLO)
+        return eigh_result(w, v[np.argsort(p)])
 
     def eigvalsh(a, UPLO="L"):
-        if not _float_array(a) or a.ndim < 2:
+        if not square(a):
             return orig["eigvalsh"](a, UPLO)
-        return orig["eigvalsh"](np.ascontiguousarray(reversed_square(a)), "U" if UPLO == "L" else "L")
+        p = rolled(a.shape[0])
+        return orig["eigvalsh"](a[np.ix_(p, p)], UPLO)
 
     def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
         if not _float_array(a) or a.ndim != 2 or hermitian:
             return orig["svd"](a, full_matrices, compute_uv, hermitian)
-        out = orig["svd"](np.ascontiguousarray(a[::-1, ::-1]), full_matrices, compute_uv)
+        p, q = rolled(a.shape[0]), rolled(a.shape[1])
+        out = orig["svd"](a[np.ix_(p, q)], full_matrices, compute_uv)
         if not compute_uv:
             return out
         u, s, vh = out
-        return svd_result(u[::-1, :], s, vh[:, ::-1])
+        return svd_result(u[np.argsort(p)], s, vh[:, np.argsort(q)])
 
     def solve(a, b):
-        if not _float_array(a, b) or a.ndim != 2:
+        if not square(a) or not _float_array(b) or b.ndim > 2:
             return orig["solve"](a, b)
-        return orig["solve"](np.ascontiguousarray(a[::-1]), np.ascontiguousarray(b[::-1]))
+        p = rolled(a.shape[0])
+        return orig["solve"](a[p], b[p])
 
     def scipy_eigh(a, b=None, *args, **kwargs):
-        if b is not None or args or not _float_array(a) or a.ndim != 2 or kwargs.get("lower", True) is False:
+        if b is not None or args or not square(np.asarray(a)):
             return orig["scipy_eigh"](a, b, *args, **kwargs)
-        out = orig["scipy_eigh"](np.ascontiguousarray(a[::-1, ::-1]), **{**kwargs, "lower": False})
+        p = rolled(a.shape[0])
+        out = orig["scipy_eigh"](a[np.ix_(p, p)], **kwargs)
         if kwargs.get("eigvals_only"):
             return out
         w, v = out
-        return w, v[::-1, :]
+        return w, v[np.argsort(p)]
 
     np.sum, np.mean = reduction("sum"), reduction("mean")
     np.linalg.norm, np.dot, np.matmul = norm, product("dot"), product("matmul")
@@ -145,9 +160,10 @@ def configurations() -> dict[str, dict[str, str]]:
     ``prescott-2threads-nosimd``: OpenBLAS's SSE3 kernels on two threads, and NumPy's dispatched
     SIMD loops (AVX2/AVX-512 on x86-64, SVE/ASIMD extensions on arm64) switched off.
     ``reordered``: every Python process starts with :func:`install_reordering`, so reductions and
-    decompositions run in another order. The two emulated CPUs can only take SIMD away; this one
-    changes round-off the way a wider-vector CPU does (another order of the same operations), so
-    a knife edge is caught on any host.
+    decompositions run in another order, and OpenBLAS runs its Piledriver kernels (AVX with FMA3,
+    blocked unlike the host's, Sandy Bridge's or Prescott's) on one thread. The two emulated CPUs
+    can only take SIMD away; this one changes round-off the way a wider-vector CPU does (another
+    order of the same operations), so a knife edge is caught on any host.
     On arm64 ``OPENBLAS_CORETYPE`` names are x86 kernels; OpenBLAS then keeps its own choice and
     only the thread count and SIMD settings differ.
     """
@@ -165,6 +181,9 @@ def configurations() -> dict[str, dict[str, str]]:
         },
         "reordered": {
             "PYTHONPATH": os.pathsep.join(filter(None, [str(REORDER_HOOK), os.environ.get("PYTHONPATH", "")])),
+            "OPENBLAS_CORETYPE": "Piledriver",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
         },
     }
 
