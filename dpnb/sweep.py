@@ -108,7 +108,6 @@ import itertools
 import json
 import numbers
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -118,7 +117,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from .parameters import read_value, read_yaml
 
 _NOTEBOOK_LOCK = threading.Lock()  # see NotebookTask.run
 ROOT = Path(__file__).resolve().parent.parent
@@ -132,17 +131,6 @@ RESERVED = frozenset(
 )
 
 _REGISTRY: dict[str, Callable] = {}
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML that reads ``1e-5`` and ``inf`` as floats, as Python does (YAML 1.1 needs ``1.0e-5`` and ``.inf``)."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+|inf|Inf|INF)$"),
-    list("-+0123456789.iI"),
-)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -460,8 +448,8 @@ def parse_assignment(text: str) -> tuple[str, list]:
     if not equals or not name.isidentifier():
         raise ValueError(f"-p takes name=value[,value...], got {text!r}")
     try:
-        parsed = yaml.load(f"[{values}]", Loader=_Loader)
-    except yaml.YAMLError:
+        parsed = read_value(f"[{values}]")
+    except ValueError:
         raise ValueError(f"cannot read the values of -p {text!r}; quote strings with commas or brackets") from None
     if not parsed:
         raise ValueError(f"-p {name}= gives no value")
@@ -470,7 +458,7 @@ def parse_assignment(text: str) -> tuple[str, list]:
 
 def read_grid(path) -> dict:
     """A grid from a YAML file mapping parameter names to lists of values."""
-    grid = yaml.load(Path(path).read_text(), Loader=_Loader)
+    grid = read_yaml(Path(path).read_text())
     if not isinstance(grid, dict):
         raise TypeError(f"{path} must map parameter names to lists of values")
     return grid
@@ -558,11 +546,44 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
+def write_atomic(path, content, write=None) -> None:
+    """Replace ``path`` with ``content`` at once: readers see the old file or the new one, never a part.
+
+    The content goes to a temporary file in the same folder, which then replaces ``path``
+    (``os.replace``); if anything fails on the way, ``path`` is untouched and the temporary file
+    removed.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    content : str or object
+        Text to write, or whatever ``write`` takes.
+    write : callable, optional
+        ``write(content, temporary_path)`` writes a file by other means (e.g. a parquet table).
+    """
+    import tempfile
+
+    path = Path(path)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        with os.fdopen(fd, "w") as handle:
+            if write is None:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+        if write is not None:
+            write(content, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _write_json(path: Path, record: dict) -> None:
     """Write atomically, so a point interrupted while saving counts as not run."""
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(record, indent=1) + "\n")
-    os.replace(partial, path)
+    write_atomic(path, json.dumps(record, indent=1) + "\n")
 
 
 def _header(task, params: dict, seed: int) -> str:
@@ -573,6 +594,8 @@ def _header(task, params: dict, seed: int) -> str:
 def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
     """Run one grid point into ``folder``; never raises for a failing task.
 
+    A point whose ``result.json`` already says ``ok`` is not run again: its record is returned.
+
     Returns
     -------
     dict
@@ -581,6 +604,9 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
         ``git_revision``, ``seconds``.
     """
     folder = Path(folder)
+    done = _finished(folder, key, warn=False)
+    if done is not None:  # Dask recomputes a lost result (its worker died): a finished point is not run again
+        return done
     folder.mkdir(parents=True, exist_ok=True)
     record = {"key": key, "task": task.name, "params": params, "seed": seed}
     start = time.perf_counter()
@@ -604,12 +630,53 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
 # --------------------------------------------------------------------------- the sweep, on the client
 
 
-def _finished(folder: Path) -> dict | None:
-    path = folder / RESULT
+# What a readable record holds: key -> the types its value may have.
+_RECORD = {
+    "key": (str,),
+    "task": (str,),
+    "params": (dict,),
+    "seed": (int,),
+    "status": (str,),
+    "error": (str, type(None)),
+    "metrics": (dict,),
+    "versions": (dict,),
+    "git_revision": (str, type(None)),
+    "seconds": (int, float, type(None)),
+}
+
+
+def read_record(folder, key: str | None = None, warn: bool = True) -> dict | None:
+    """The record in ``folder/result.json``, or None if there is none or it cannot be used.
+
+    A record that is not valid JSON (a truncated file), not an object, lacks a field, has a field
+    of the wrong type, or belongs to another point (``key``) counts as not run: None, and with
+    ``warn`` a line on stderr naming the file.
+    """
+    path = Path(folder) / RESULT
     if not path.is_file():
         return None
-    record = json.loads(path.read_text())
-    return record if record.get("status") == "ok" else None
+    try:
+        record = json.loads(path.read_text())
+        if not isinstance(record, dict):
+            raise ValueError(f"it holds a JSON {type(record).__name__}, not an object")
+        missing = [name for name in _RECORD if name not in record]
+        if missing:
+            raise ValueError(f"it lacks {', '.join(missing)}")
+        wrong = [name for name, kinds in _RECORD.items() if not isinstance(record[name], kinds)]
+        if wrong or record["status"] not in ("ok", "error"):
+            raise ValueError(f"wrong type or value of {', '.join(wrong or ['status'])}")
+        if key is not None and record["key"] != key:
+            raise ValueError(f"it is the record of point {record['key']}, not {key}")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+        if warn:
+            print(f"warning: {path} is unusable ({exc}); the point counts as not run", file=sys.stderr)
+        return None
+    return record
+
+
+def _finished(folder: Path, key: str | None = None, warn: bool = True) -> dict | None:
+    record = read_record(folder, key, warn)
+    return record if record is not None and record["status"] == "ok" else None
 
 
 def _is_client(value) -> bool:
@@ -669,8 +736,8 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
             client.submit(run_point, task, params, seed, key, str(folder), pure=False): (key, params, seed, folder)
             for key, params, seed, folder in todo
         }
-        for future in as_completed(futures):
-            key, params, seed, folder = futures[future]
+        for future in as_completed(list(futures)):
+            key, params, seed, folder = futures.pop(future)
             if future.status == "finished":
                 record = future.result()
             else:  # the worker died or the task could not be shipped: record it here
@@ -692,6 +759,8 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
                     f"{_header(task, params, seed)}\nthe point did not run on a worker: {type(exc).__name__}: {exc}\n"
                 )
                 _write_json(folder / RESULT, record)
+            # Release the result at once: a worker that dies later must not make Dask recompute a finished point.
+            future.release()
             if record["status"] != "ok" and progress:
                 bar.write(f"failed: {_describe(params, seed)}: {record['error']} (log: {folder / LOG})")
             records.append(record)
@@ -741,7 +810,7 @@ def _table(records: list[dict], output: Path):
         kinds = {type(v) for v in values[values.notna()]} if pd.api.types.is_object_dtype(values.dtype) else set()
         if len(kinds) > 1 and not kinds <= {int, float, bool}:
             table[column] = values.map(str).where(values.notna(), None)
-    table.to_parquet(output / TABLE, engine="pyarrow", index=False)
+    write_atomic(output / TABLE, table, lambda t, path: t.to_parquet(path, engine="pyarrow", index=False))
     return pd.read_parquet(output / TABLE, engine="pyarrow")
 
 
@@ -801,7 +870,7 @@ def run_sweep(
     records, todo = {}, []
     for key, params, seed in planned:
         folder = output / "points" / key
-        record = _finished(folder)
+        record = _finished(folder, key)
         if record is None:
             todo.append((key, params, seed, folder))
         else:
@@ -809,7 +878,9 @@ def run_sweep(
     if todo:
         for record in _execute(task, todo, scheduler, n_workers, processes, progress, done=len(records)):
             records[record["key"]] = record
-    return _table([records[key] for key, _, _ in planned], output)
+    # The table is what the points' records on disk say (a record is written before it is returned).
+    on_disk = [read_record(output / "points" / key, key, warn=False) or records[key] for key, _, _ in planned]
+    return _table(on_disk, output)
 
 
 def main(argv=None) -> int:
@@ -858,6 +929,13 @@ def main(argv=None) -> int:
         )
     except (TypeError, ValueError, OSError) as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the points that finished are saved in {Path(args.output) / 'points'}; "
+            "the same command resumes",
+            file=sys.stderr,
+        )
+        return 130
     failed = table[table["status"] != "ok"]
     print(f"{len(table) - len(failed)} of {len(table)} grid points ok; table: {Path(args.output) / TABLE}")
     params = list(table.columns[1 : list(table.columns).index("seed")])
