@@ -120,6 +120,8 @@ from pathlib import Path
 from .parameters import read_value, read_yaml
 
 _NOTEBOOK_LOCK = threading.Lock()  # see NotebookTask.run
+_UMASK = os.umask(0o022)  # read the process's umask (only possible by setting it) and restore it at once
+os.umask(_UMASK)
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONED = ("numpy", "scipy", "scikit-learn", "dpnb")
 TABLE = "results.parquet"
@@ -567,6 +569,7 @@ def write_atomic(path, content, write=None) -> None:
     path = Path(path)
     fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
     try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # the permissions of a file written the ordinary way, not mkstemp's 0600
         with os.fdopen(fd, "w") as handle:
             if write is None:
                 handle.write(content)
@@ -698,17 +701,32 @@ def dask_client(scheduler, n_workers: int, processes: bool):
         with Client(scheduler) as client:
             yield client
     else:
-        with (
-            LocalCluster(
+        with _workers_ignore_interrupts():
+            cluster = LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=1,
                 processes=processes,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
-            ) as cluster,
-            Client(cluster) as client,
-        ):
+            )
+        with cluster, Client(cluster) as client:
             yield client
+
+
+@contextlib.contextmanager
+def _workers_ignore_interrupts():
+    """Ignore SIGINT while worker processes start, so they inherit that: Ctrl-C reaches the whole process group,
+    and only this process should answer it (closing the cluster), not each worker with a traceback."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _describe(params: dict, seed: int) -> str:
