@@ -238,6 +238,27 @@ def _parameter_cells(notebook) -> tuple[str | None, str | None]:
     return None, None
 
 
+def _run_parameters_cell(notebook) -> tuple[dict, str | None]:
+    """The namespace after a notebook's parameters cell ran (empty if it has none), and its validation cell."""
+    source, validation = _parameter_cells(notebook)
+    namespace: dict = {"__name__": "__main__"}
+    if source is not None:
+        exec(compile(source, f"{notebook} (parameters cell)", "exec", dont_inherit=True), namespace)
+    return namespace, validation
+
+
+def parameter_names(notebook) -> list[str]:
+    """The names a notebook's parameters cell declares, in its order (annotated ones and plain assignments).
+
+    Papermill's own reader skips a parameter whose annotation it cannot parse (``str | None``); this
+    list does not.
+    """
+    import papermill
+
+    namespace, _ = _run_parameters_cell(notebook)
+    return list(dict.fromkeys([*(namespace.get("__annotations__") or {}), *papermill.inspect_notebook(str(notebook))]))
+
+
 def check_notebook_parameters(notebook, values: dict, texts: dict | None = None) -> dict:
     """The values a run would inject into ``notebook``, converted and checked without starting a kernel.
 
@@ -265,11 +286,7 @@ def check_notebook_parameters(notebook, values: dict, texts: dict | None = None)
     TypeError, ValueError
         What the conversion or the validation cell raised; the message names the parameter.
     """
-    source, validation = _parameter_cells(notebook)
-    if source is None:
-        return dict(values)
-    namespace: dict = {"__name__": "__main__"}
-    exec(compile(source, f"{notebook} (parameters cell)", "exec", dont_inherit=True), namespace)
+    namespace, validation = _run_parameters_cell(notebook)
     annotations = namespace.get("__annotations__") or {}
     texts = texts or {}
     out = {

@@ -47,7 +47,7 @@ import time
 from pathlib import Path
 
 from .claims import VERDICTS, read_claims
-from .parameters import check_notebook_parameters, read_value, read_yaml
+from .parameters import check_notebook_parameters, parameter_names, read_value, read_yaml
 from .portability import environment
 from .report import markdown_table
 from .sweep import write_atomic
@@ -105,9 +105,7 @@ def profile_parameters(stem: str, profile: str, notebooks_dir=NOTEBOOKS) -> dict
 
 def check_parameter_names(notebook: Path, names) -> None:
     """Refuse names that the notebook's ``parameters`` cell does not declare."""
-    import papermill
-
-    declared = papermill.inspect_notebook(str(notebook))
+    declared = parameter_names(notebook)
     unknown = sorted(set(names) - set(declared))
     if unknown:
         raise UsageError(

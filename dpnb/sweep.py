@@ -117,7 +117,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .parameters import read_value, read_yaml
+from .parameters import parameter_names, read_value, read_yaml
 
 _NOTEBOOK_LOCK = threading.Lock()  # see NotebookTask.run
 _UMASK = os.umask(0o022)  # read the process's umask (only possible by setting it) and restore it at once
@@ -231,9 +231,7 @@ class NotebookTask:
 
     def check(self, names) -> None:
         """Refuse names that the notebook's parameters cell does not declare, before anything runs."""
-        import papermill
-
-        declared = papermill.inspect_notebook(str(self.path))
+        declared = parameter_names(self.path)
         missing = [n for n in ("seed", "output_dir") if n not in declared]
         if missing:
             raise ValueError(f"{self.name} cannot be swept: its parameters cell must declare {' and '.join(missing)}")
