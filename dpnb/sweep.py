@@ -24,8 +24,12 @@ bar, and writes into ``--output``:
 
 The ``key`` is a hash of the task's name, the parameters and the seed. Running the same command
 again resumes: points that finished are not rerun, points that failed or never ran are, and the
-table is written anew (for the points of the grid asked for; other points in the folder are
-left out of it). The key does not cover the task's code: after changing the notebook or function,
+table is written anew from the points' records on disk (for the points of the grid asked for;
+other points in the folder are left out of it). A ``result.json`` that cannot be used (truncated,
+not a record, a field missing) counts as not run, with a warning naming it. Every record and the
+table are replaced atomically, so an interrupted sweep (Ctrl-C: one line, exit status 130) or a
+killed worker leaves no half-written file; a finished point is never run again, even when Dask
+recomputes the result of a worker that died. The key does not cover the task's code: after changing the notebook or function,
 sweep into a new folder. A failed point is reported with its parameters and stops nothing else; the
 command exits with status 1 if any point failed (2 if the sweep was refused before running).
 
