@@ -29,9 +29,10 @@ other points in the folder are left out of it). A ``result.json`` that cannot be
 not a record, a field missing) counts as not run, with a warning naming it. Every record and the
 table are replaced atomically, so an interrupted sweep (Ctrl-C: one line, exit status 130) or a
 killed worker leaves no half-written file; a finished point is never run again, even when Dask
-recomputes the result of a worker that died. The key does not cover the task's code: after changing the notebook or function,
-sweep into a new folder. A failed point is reported with its parameters and stops nothing else; the
-command exits with status 1 if any point failed (2 if the sweep was refused before running).
+recomputes the result of a worker that died. The key does not cover the task's code: after
+changing the notebook or function, sweep into a new folder. A failed point is reported with its
+parameters and stops nothing else; the command exits with status 1 if any point failed (2 if the
+sweep was refused before running).
 
 Parameters come from ``-p name=value[,value...]`` (repeatable) and/or a YAML file, ``--grid
 grid.yml``, mapping each name to a list of values (a single value is a one-value list; write a
