@@ -513,7 +513,8 @@ def grid_sensitivity(sensitivity: float, n_coordinates: int, k: int, norm: int) 
 
 def round_to_grid(value: np.ndarray, k: int) -> np.ndarray:
     """``floor(value 2^k + 1/2)`` exactly, as an object array of Python ints (value scaled by a power of 2 is exact)."""
-    scaled = np.ldexp(value, k)
+    with np.errstate(over="ignore"):  # an overflow is reported below, as a ValueError
+        scaled = np.ldexp(value, k)
     if not np.all(np.isfinite(scaled)):
         raise ValueError(f"value is too large for the grid 2^-{k}; rescale the query")
     whole = np.floor(scaled)
