@@ -457,7 +457,7 @@ def discrete_gaussian_delta(epsilon, sigma2, sensitivity: int = 1) -> float:
 
 
 def zcdp_delta(epsilon, rho) -> float:
-    """delta(epsilon) of a rho-zCDP mechanism (Canonne, Kamath & Steinke 2020, Cor. 13).
+    """delta(epsilon) of a rho-zCDP mechanism (Canonne, Kamath & Steinke 2020).
 
     ``delta = inf_{alpha > 1} exp((alpha - 1)(alpha rho - epsilon)) / (alpha - 1) (1 - 1/alpha)^alpha``.
     The bound holds at every alpha, so the numerical minimum (a log-grid refined by golden section)
@@ -544,7 +544,8 @@ def gaussian_sigma2_on_grid(
     """Grid exponent ``k`` and discrete-Gaussian variance (grid units^2) for an (epsilon, delta)-DP release.
 
     The discrete Gaussian with L2 sensitivity ``D`` (grid units) is ``rho = D^2 / (2 sigma^2)``-zCDP
-    in any dimension (Canonne, Kamath & Steinke 2020, Thm 14 with the sum over coordinates), converted
+    in any dimension (Canonne, Kamath & Steinke 2020: their concentrated-DP bound for the
+    multivariate discrete Gaussian, the per-coordinate divergences adding up), converted
     with :func:`zcdp_delta`; ``sigma^2`` is the smallest meeting ``delta``, rounded up to an integer.
     For one coordinate :func:`discrete_gaussian_delta` is exact and smaller.
     """
