@@ -31,6 +31,7 @@ chosen ``2^20`` times finer than ``Delta / coordinates``, so this costs at most 
 
 from __future__ import annotations
 
+import functools
 import math
 import struct
 from fractions import Fraction
@@ -252,21 +253,50 @@ def _last_z(sigma, t):
 # ---------------------------------------------------------------------------------------------
 
 
-def _objects(values, n: int) -> np.ndarray:
-    """An object array of ``n`` Python ints (a scalar is broadcast)."""
-    out = np.empty(n, dtype=object)
-    out[:] = [int(v) for v in values] if np.ndim(values) else int(values)
-    return out
+_SMALL = 2**62  # integers below this are kept in int64 arrays; larger ones in object arrays of Python ints
+
+
+def _ints(values, n: int | None = None) -> np.ndarray:
+    """Integers as an int64 array when every ``|value| < 2^62``, else as an object array of Python ints.
+
+    A scalar is broadcast to ``n`` entries. Arithmetic then runs in C on int64 arrays and falls back to
+    exact Python integers only where values could overflow.
+    """
+    if np.ndim(values) == 0:
+        values = int(values)
+        return np.full(n, values, dtype=np.int64) if abs(values) < _SMALL else np.array([values] * n, dtype=object)
+    arr = np.asarray(values)
+    if arr.dtype == np.int64:
+        return arr
+    if arr.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if arr.dtype == object:
+        if all(-_SMALL < v < _SMALL for v in (min(arr), max(arr))):
+            return arr.astype(np.int64)
+        return arr
+    return arr.astype(np.int64)
+
+
+def _big(values: np.ndarray) -> np.ndarray:
+    """The same integers as an object array of Python ints (exact arithmetic at any size)."""
+    return values if values.dtype == object else np.array(values.tolist(), dtype=object)
+
+
+def _product(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a * b`` elementwise without overflow (int64 when both factors are small enough)."""
+    if a.dtype == np.int64 and b.dtype == np.int64 and a.size:
+        if float(np.max(np.abs(a))) * float(np.max(np.abs(b))) < 2.0**61:
+            return a * b
+    return _ints(_big(a) * _big(b))
 
 
 def _uniform_below(bounds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Exact uniform integers in ``[0, bound)`` for an object array of Python-int bounds (>= 1)."""
-    if bounds.size == 0:
-        return bounds.copy()
-    if max(bounds) <= 2**63:
-        return _objects(rng.integers(0, np.array([b - 1 for b in bounds], dtype=np.int64), endpoint=True), bounds.size)
+    """Exact uniform integers in ``[0, bound)`` for an array of integer bounds (>= 1)."""
+    bounds = _ints(bounds)
+    if bounds.dtype == np.int64:
+        return rng.integers(0, bounds) if bounds.size else bounds.copy()
     out = np.empty(bounds.size, dtype=object)
-    for i, bound in enumerate(bounds):  # rare: bounds beyond 2^63, 63-bit words with rejection
+    for i, bound in enumerate(bounds):  # rare: bounds beyond 2^62, 63-bit words with rejection
         words = -(-bound.bit_length() // 63)
         while True:
             value = 0
@@ -276,30 +306,48 @@ def _uniform_below(bounds: np.ndarray, rng: np.random.Generator) -> np.ndarray:
             if value < bound:
                 out[i] = value
                 break
-    return out
+    return _ints(out)
 
 
 def bernoulli_ratio(num: np.ndarray, den: np.ndarray, rng: np.random.Generator) -> np.ndarray:
-    """Exact Bernoulli(num / den) draws for object arrays of Python ints, ``0 <= num``, ``den >= 1``.
+    """Exact Bernoulli(num / den) draws for integer arrays, ``0 <= num``, ``den >= 1``.
 
-    ``[V < num / den]`` for a uniform ``V`` in [0, 1) read 63 bits at a time: with the next word ``w``
-    and ``c = floor(2^63 num / den)``, ``w < c`` decides 1, ``w > c`` decides 0, and a tie
-    (probability ``2^-63``) continues with the remainder ``2^63 num - c den``.
+    Small integers: ``[uniform integer in [0, den) < num]``. Large ones: ``[V < num / den]`` for a
+    uniform ``V`` in [0, 1) read 63 bits at a time: with the next word ``w`` and
+    ``c = floor(2^63 num / den)``, ``w < c`` decides 1, ``w > c`` decides 0, and a tie (probability
+    ``2^-63``) continues with the remainder ``2^63 num - c den``. The first word is compared in
+    floating point when ``w`` is farther than the rounding errors (a relative ``2^-48``) from
+    ``2^63 num / den``, which gives the same decision; the rest (about ``2^-40`` of draws) in integers.
     """
-    n = num.size
-    out = np.array([a >= b for a, b in zip(num, den)], dtype=bool)
+    num, den = _ints(num), _ints(den)
+    if num.dtype == np.int64 and den.dtype == np.int64:
+        return rng.integers(0, den) < num if num.size else np.zeros(0, dtype=bool)
+    num, den = _big(num), _big(den)
+    out = num >= den
     pending = np.flatnonzero(~out)
     num = num.copy()
+    first = True
     while pending.size:
         words = rng.integers(0, 2**63, size=pending.size)
+        if first:  # decide in floating point where a wide margin makes the exact decision certain
+            first = False
+            ratio = num[pending].astype(float) / den[pending].astype(float)  # within 2^-50 relative of num/den
+            w = words.astype(float)  # within 2^10 of the word
+            surely_1 = (w + 2048.0) * 2.0**-63 < ratio * (1 - 2.0**-48)  # then (word + 1) 2^-63 <= num/den
+            surely_0 = (w - 2048.0) * 2.0**-63 > ratio * (1 + 2.0**-48)  # then word 2^-63 > num/den
+            out[pending[surely_1]] = True
+            undecided = ~(surely_1 | surely_0)
+            pending, words = pending[undecided], words[undecided]
+            if not pending.size:
+                break
         scaled = num[pending] * (1 << 63)
         c = scaled // den[pending]
-        c_int = c.astype(np.int64)
+        c_int = c.astype(np.int64)  # < 2^63 since num < den
         out[pending[words < c_int]] = True
         tie = words == c_int
         num[pending[tie]] = scaled[tie] - c[tie] * den[pending[tie]]
         pending = pending[tie]
-    return out if n else np.zeros(0, dtype=bool)
+    return out.astype(bool)
 
 
 def _bernoulli_exp_at_most_one(num: np.ndarray, den: np.ndarray, rng) -> np.ndarray:
@@ -308,7 +356,7 @@ def _bernoulli_exp_at_most_one(num: np.ndarray, den: np.ndarray, rng) -> np.ndar
     k = np.ones(num.size, dtype=np.int64)
     active = np.arange(num.size)
     while active.size:
-        accept = bernoulli_ratio(num[active], den[active] * _objects(k[active], active.size), rng)
+        accept = bernoulli_ratio(num[active], _product(den[active], k[active]), rng)
         stop = active[~accept]
         out[stop] = k[stop] % 2 == 1
         active = active[accept]
@@ -317,23 +365,24 @@ def _bernoulli_exp_at_most_one(num: np.ndarray, den: np.ndarray, rng) -> np.ndar
 
 
 def bernoulli_exp(num, den, rng: np.random.Generator) -> np.ndarray:
-    """Exact Bernoulli(exp(-num / den)) draws, ``num >= 0`` and ``den >= 1`` Python ints (arrays of them).
+    """Exact Bernoulli(exp(-num / den)) draws, ``num >= 0`` and ``den >= 1`` integers (arrays of them).
 
     Canonne, Kamath & Steinke (2020), Algorithm 1: for ``gamma <= 1`` run K while Bernoulli(gamma/K)
     succeeds and return ``K`` odd; for ``gamma > 1`` require ``floor(gamma)`` Bernoulli(exp(-1)) and
     one Bernoulli(exp(-(gamma - floor gamma))). Batched over the array.
     """
-    num = np.atleast_1d(np.asarray(num, dtype=object))
-    den = _objects(den, num.size) if np.ndim(den) == 0 else np.asarray(den, dtype=object)
-    if any(v < 0 for v in num) or any(v < 1 for v in den):
+    num = _ints(np.atleast_1d(np.asarray(num, dtype=object)))
+    den = _ints(den, num.size) if np.ndim(den) == 0 else _ints(np.asarray(den, dtype=object))
+    if num.size and (np.any(num < 0) or np.any(den < 1)):
         raise ValueError("bernoulli_exp needs num >= 0 and den >= 1")
     whole = num // den
     frac = num - whole * den
     out = np.ones(num.size, dtype=bool)
-    left = np.array([int(v) for v in whole], dtype=np.int64)
+    left = whole.astype(np.int64)
     active = np.flatnonzero(left > 0)
     while active.size:  # Bernoulli(exp(-1)) for each whole unit of gamma, until one fails
-        out[active] = _bernoulli_exp_at_most_one(_objects(1, active.size), _objects(1, active.size), rng)
+        ones = np.ones(active.size, dtype=np.int64)
+        out[active] = _bernoulli_exp_at_most_one(ones, ones, rng)
         left[active] -= 1
         active = active[out[active] & (left[active] > 0)]
     keep = np.flatnonzero(out)
@@ -342,40 +391,43 @@ def bernoulli_exp(num, den, rng: np.random.Generator) -> np.ndarray:
 
 
 def _geometric_exp_minus_one(n: int, rng) -> np.ndarray:
-    """Numbers of successes before the first failure of Bernoulli(exp(-1)) trials (object array)."""
+    """Numbers of successes before the first failure of Bernoulli(exp(-1)) trials (int64)."""
     count = np.zeros(n, dtype=np.int64)
     active = np.arange(n)
     while active.size:
-        success = _bernoulli_exp_at_most_one(_objects(1, active.size), _objects(1, active.size), rng)
-        active = active[success]
+        ones = np.ones(active.size, dtype=np.int64)
+        active = active[_bernoulli_exp_at_most_one(ones, ones, rng)]
         count[active] += 1
-    return _objects(count, n)
+    return count
 
 
 def sample_discrete_laplace(scale, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` exact draws with ``Pr[Y = y] ∝ exp(-|y| / scale)`` on the integers (object array of ints).
+    """``size`` exact draws with ``Pr[Y = y] ∝ exp(-|y| / scale)`` on the integers.
 
     ``scale = t / s`` is a positive rational (a Fraction, int, or a float read exactly). Canonne,
     Kamath & Steinke (2020), Algorithm 2: ``U`` uniform on ``0..t-1`` kept with probability
     ``exp(-U / t)``, ``V`` geometric with ratio ``exp(-1)``, ``X = U + t V`` (``Pr[X = x] ∝ e^(-x/t)``),
     ``Y = floor(X / s)``, a random sign, and the draw ``-0`` rejected. All pending draws advance
-    together.
+    together. Returns an int64 array, or an object array of Python ints where values may pass 2^62.
     """
     scale = Fraction(scale)
     if scale <= 0:
         raise ValueError(f"scale must be > 0, got {scale}")
     size = check_integer(size, "size", minimum=0)
     t, s = scale.numerator, scale.denominator
-    out = np.empty(size, dtype=object)
+    out = _ints(0, size)
     pending = np.arange(size)
     while pending.size:
         m = pending.size
-        u = _uniform_below(_objects(t, m), rng)
-        kept = np.flatnonzero(bernoulli_exp(u, _objects(t, m), rng))
-        y = (u[kept] + _geometric_exp_minus_one(kept.size, rng) * t) // s
+        u = _uniform_below(_ints(t, m), rng)
+        kept = np.flatnonzero(bernoulli_exp(u, _ints(t, m), rng))
+        x = u[kept] + _product(_geometric_exp_minus_one(kept.size, rng), _ints(t, kept.size))
+        y = _ints(x // s)
         negative = rng.integers(0, 2, size=kept.size).astype(bool)
         done = ~(negative & (y == 0))
         y[negative] = -y[negative]
+        if y.dtype == object and out.dtype != object:
+            out = _big(out)
         out[pending[kept[done]]] = y[done]
         finished = np.zeros(m, dtype=bool)
         finished[kept[done]] = True
@@ -384,12 +436,12 @@ def sample_discrete_laplace(scale, size: int, rng: np.random.Generator) -> np.nd
 
 
 def sample_discrete_gaussian(sigma2, size: int, rng: np.random.Generator) -> np.ndarray:
-    """``size`` exact draws with ``Pr[Y = y] ∝ exp(-y^2 / (2 sigma2))`` on the integers (object array).
+    """``size`` exact draws with ``Pr[Y = y] ∝ exp(-y^2 / (2 sigma2))`` on the integers.
 
     ``sigma2`` is a positive rational variance parameter. Canonne, Kamath & Steinke (2020),
     Algorithm 3: ``Y`` discrete Laplace with scale ``t = floor(sigma) + 1``, accepted with
     probability ``exp(-(|Y| - sigma^2/t)^2 / (2 sigma^2))``; with ``sigma2 = p / q`` the exponent is
-    the rational ``(|Y| q t - p)^2 / (2 p q t^2)``.
+    the rational ``(|Y| q t - p)^2 / (2 p q t^2)``, evaluated in exact integers.
     """
     sigma2 = Fraction(sigma2)
     if sigma2 <= 0:
@@ -397,13 +449,15 @@ def sample_discrete_gaussian(sigma2, size: int, rng: np.random.Generator) -> np.
     size = check_integer(size, "size", minimum=0)
     p, q = sigma2.numerator, sigma2.denominator
     t = math.isqrt(p // q) + 1
-    out = np.empty(size, dtype=object)
+    out = _ints(0, size)
     pending = np.arange(size)
     den = 2 * p * q * t * t
     while pending.size:
         y = sample_discrete_laplace(t, pending.size, rng)
-        num = np.array([(abs(v) * q * t - p) ** 2 for v in y], dtype=object)
+        num = (np.abs(_big(y)) * (q * t) - p) ** 2
         keep = bernoulli_exp(num, den, rng)
+        if y.dtype == object and out.dtype != object:
+            out = _big(out)
         out[pending[keep]] = y[keep]
         pending = pending[~keep]
     return out
@@ -512,19 +566,30 @@ def grid_sensitivity(sensitivity: float, n_coordinates: int, k: int, norm: int) 
 
 
 def round_to_grid(value: np.ndarray, k: int) -> np.ndarray:
-    """``floor(value 2^k + 1/2)`` exactly, as an object array of Python ints (value scaled by a power of 2 is exact)."""
+    """``floor(value 2^k + 1/2)`` exactly, flattened (int64, or Python ints when large); scaling by 2^k is exact."""
     with np.errstate(over="ignore"):  # an overflow is reported below, as a ValueError
         scaled = np.ldexp(value, k)
     if not np.all(np.isfinite(scaled)):
         raise ValueError(f"value is too large for the grid 2^-{k}; rescale the query")
-    whole = np.floor(scaled)
-    up = (scaled - whole) >= 0.5  # scaled - floor(scaled) is exact in double precision
-    return np.array([int(w) + int(b) for w, b in zip(whole.ravel(), up.ravel())], dtype=object)
+    whole = np.floor(scaled).ravel()
+    up = ((scaled.ravel() - whole) >= 0.5).astype(np.int64)  # scaled - floor(scaled) is exact in double precision
+    if whole.size and np.max(np.abs(whole)) < 2.0**61:
+        return whole.astype(np.int64) + up
+    return _ints(np.array([int(w) for w in whole], dtype=object) + up)
+
+
+def _add(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """``a + b`` for integer arrays without overflow."""
+    if a.dtype == np.int64 and b.dtype == np.int64 and a.size:
+        if float(np.max(np.abs(a))) + float(np.max(np.abs(b))) < 2.0**62:
+            return a + b
+    return _ints(_big(a) + _big(b))
 
 
 def _from_grid(integers: np.ndarray, k: int, shape) -> np.ndarray:
     """Post-processing: the grid integers as doubles (correctly rounded), times 2^-k."""
-    return np.ldexp(np.array([float(v) for v in integers], dtype=float), -k).reshape(shape)
+    values = integers.astype(float) if integers.dtype == np.int64 else np.array([float(v) for v in integers])
+    return np.ldexp(values, -k).reshape(shape)  # int64 -> double and float(int) both round to nearest
 
 
 def laplace_scale_on_grid(sensitivity: float, epsilon: float, n_coordinates: int) -> tuple[int, Fraction]:
@@ -538,6 +603,7 @@ def laplace_scale_on_grid(sensitivity: float, epsilon: float, n_coordinates: int
     return k, Fraction(math.ceil(needed * 256), 256)
 
 
+@functools.lru_cache(maxsize=256)  # a root search per call otherwise; the arguments are numbers
 def gaussian_sigma2_on_grid(
     sensitivity: float, epsilon: float, delta: float, n_coordinates: int
 ) -> tuple[int, Fraction]:
@@ -571,7 +637,7 @@ def grid_laplace_release(value, sensitivity, epsilon, rng, size=None) -> np.ndar
         return np.broadcast_to(value, shape).copy()
     k, scale = laplace_scale_on_grid(sensitivity, epsilon, max(1, value.size))
     base = round_to_grid(np.broadcast_to(value, shape).ravel(), k)
-    return _from_grid(base + sample_discrete_laplace(scale, base.size, rng), k, shape)
+    return _from_grid(_add(base, sample_discrete_laplace(scale, base.size, rng)), k, shape)
 
 
 def symmetric_grid_release(matrix, release) -> np.ndarray:
@@ -591,4 +657,4 @@ def grid_gaussian_release(value, sensitivity, epsilon, delta, rng, size=None) ->
         return np.broadcast_to(value, shape).copy()
     k, sigma2 = gaussian_sigma2_on_grid(sensitivity, epsilon, delta, max(1, value.size))
     base = round_to_grid(np.broadcast_to(value, shape).ravel(), k)
-    return _from_grid(base + sample_discrete_gaussian(sigma2, base.size, rng), k, shape)
+    return _from_grid(_add(base, sample_discrete_gaussian(sigma2, base.size, rng)), k, shape)

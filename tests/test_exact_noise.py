@@ -109,6 +109,39 @@ def test_bernoulli_ratio_big_integers():
     assert lo <= num / den <= hi
 
 
+class _FixedWords:
+    """A stand-in generator whose ``integers`` returns given 63-bit words (to reach the tie path)."""
+
+    def __init__(self, words):
+        self.words = list(words)
+
+    def integers(self, low, high, size):
+        return np.array([self.words.pop(0) for _ in range(size)], dtype=np.int64)
+
+
+def test_bernoulli_ratio_tie_path():
+    # num / den = 1/3 with big integers; a first word equal to c = floor(2^63 / 3) is a tie, which the
+    # floating-point shortcut must leave undecided; the remainder 2 * 2^70 then compares with floor(2^64 / 3)
+    num, den = np.array([2**70], dtype=object), np.array([3 * 2**70], dtype=object)
+    c = 2**63 // 3
+    assert en.bernoulli_ratio(num, den, _FixedWords([c, 0]))[0]
+    assert not en.bernoulli_ratio(num, den, _FixedWords([c, 2**63 - 1]))[0]
+    assert en.bernoulli_ratio(num, den, _FixedWords([c - 1]))[0]  # V < (c - 1 + 1) / 2^63 <= 1/3
+    assert not en.bernoulli_ratio(num, den, _FixedWords([c + 1]))[0]
+
+
+def test_discrete_laplace_huge_scale_object_path():
+    # scale 2^70: uniforms beyond 2^62 are drawn word by word and kept as Python ints
+    rng = np.random.default_rng(32)
+    b = 2**70
+    samples = en.sample_discrete_laplace(b, 4000, rng)
+    assert samples.dtype == object
+    m = int(b * math.log(5))
+    exact = 2 * math.exp(-m / b) / (1 + math.exp(-1 / b))  # ~0.2
+    lo, hi = clopper_pearson(int(sum(abs(v) >= m for v in samples)), samples.size, 0.999)
+    assert lo <= exact <= hi
+
+
 def _chi_square(samples, pmf, support_half):
     """Chi-square p-value of integer samples against ``pmf`` on |y| <= support_half, both tails lumped."""
     values = np.array(samples, dtype=float)
