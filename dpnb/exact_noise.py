@@ -48,7 +48,7 @@ ZIGGURAT_R = 3.6541528853610088  # numpy's ziggurat_nor_r: start of the normal s
 
 
 def check_noise(noise) -> str:
-    """Return ``noise`` after checking it is one of :data:`NOISE_OPTIONS`."""
+    """Return ``noise`` after checking it is one of ``NOISE_OPTIONS``."""
     if noise not in NOISE_OPTIONS:
         raise ValueError(f"noise must be one of {NOISE_OPTIONS}, got {noise!r}")
     return noise
@@ -122,8 +122,8 @@ def laplace_reachable(y: float, x: float, scale: float) -> bool:
     monotonically), found by bisection. The noise ``N(k)`` approximates ``scale * ln(v_k)`` (up to
     sign), where ``v_k`` is the argument of numpy's log, an exact multiple of ``2^-53`` (``2k 2^-53``
     below ``U = 1/2``, ``fl(2 - U) - U`` above), and decreasing in ``k`` above ``1/2``, increasing
-    below. With the log within :data:`LOG_ULPS` ulp, ``|N(k) - (±scale ln v_k)|`` is below the margin
-    of :func:`_ulp_margin`, so every ``k`` with ``N(k)`` in ``[lo, hi]`` has ``v_k`` in an interval
+    below. With the log within ``LOG_ULPS`` ulp, ``|N(k) - (±scale ln v_k)|`` is below the margin
+    of ``_ulp_margin``, so every ``k`` with ``N(k)`` in ``[lo, hi]`` has ``v_k`` in an interval
     computed from ``exp`` at 40 digits; every such ``k`` is evaluated with numpy's arithmetic.
     """
     from decimal import Decimal, localcontext

@@ -46,7 +46,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
     release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
-    :mod:`dpnb.exact_noise`, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
+    ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
 
     Parameters
     ----------
@@ -87,7 +87,7 @@ def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=No
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
     release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
-    :mod:`dpnb.exact_noise`, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
+    ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
     The upper triangle is released on the grid and mirrored.
     """
     matrix = check_square(matrix, name="matrix")
@@ -200,7 +200,7 @@ def gaussian_mechanism(
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
     release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
-    :mod:`dpnb.exact_noise`, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
+    ``dpnb.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
     bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
     at epsilon = 1, delta = 1e-5.
     """
@@ -224,7 +224,7 @@ def symmetric_gaussian_mechanism(
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
     release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
-    :mod:`dpnb.exact_noise`, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
+    ``dpnb.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
     bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
     at epsilon = 1, delta = 1e-5. The upper triangle is released on the grid and mirrored.
     """
