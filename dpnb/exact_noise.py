@@ -422,7 +422,7 @@ def sample_discrete_laplace(scale, size: int, rng: np.random.Generator) -> np.nd
         u = _uniform_below(_ints(t, m), rng)
         kept = np.flatnonzero(bernoulli_exp(u, _ints(t, m), rng))
         x = u[kept] + _product(_geometric_exp_minus_one(kept.size, rng), _ints(t, kept.size))
-        y = _ints(x // s)
+        y = _ints(x // s if s < _SMALL else _big(x) // s)
         negative = rng.integers(0, 2, size=kept.size).astype(bool)
         done = ~(negative & (y == 0))
         y[negative] = -y[negative]

@@ -142,6 +142,15 @@ def test_discrete_laplace_huge_scale_object_path():
     assert lo <= exact <= hi
 
 
+def test_discrete_laplace_rational_scale_with_big_terms():
+    # scale t / s with t, s beyond 2^62 (about 3): Pr[|Y| >= 3] = 2 a^3 / (1 + a), a = exp(-s / t)
+    scale = Fraction(3 * 2**70 + 1, 2**70)
+    samples = en.sample_discrete_laplace(scale, 3000, np.random.default_rng(33))
+    a = math.exp(-1 / float(scale))
+    lo, hi = clopper_pearson(int(sum(abs(v) >= 3 for v in samples)), samples.size, 0.999)
+    assert lo <= 2 * a**3 / (1 + a) <= hi
+
+
 def _chi_square(samples, pmf, support_half):
     """Chi-square p-value of integer samples against ``pmf`` on |y| <= support_half, both tails lumped."""
     values = np.array(samples, dtype=float)
