@@ -20,6 +20,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from . import exact_noise
 from .linalg import symmetrize_upper
 from .validation import (
     check_array,
@@ -39,8 +40,13 @@ def _noise_shape(value: np.ndarray, size) -> tuple:
     return value.shape if size is None else (check_integer(size, "size"), *value.shape)
 
 
-def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: int | None = None):
+def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: int | None = None, noise="float"):
     """Release ``value + Lap(sensitivity / epsilon)`` i.i.d. per entry (epsilon-DP).
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
+    ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
 
     Parameters
     ----------
@@ -54,6 +60,8 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
     size : int, optional
         Number of independent releases, stacked along a new first axis; they are the draws of
         ``size`` separate calls on the same generator, in order (for batched audits).
+    noise : {"float", "exact"}
+        Floating-point Laplace noise, or exact discrete Laplace noise on a grid.
 
     Returns
     -------
@@ -62,20 +70,32 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
     value = check_array(value, ndim=None, name="value")
     scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
     rng = check_random_state(random_state)
+    if exact_noise.check_noise(noise) == "exact":
+        out = exact_noise.grid_laplace_release(value, sensitivity, epsilon, rng, size)
+        return float(out) if out.ndim == 0 else out
     out = value + rng.laplace(0.0, scale, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
 
-def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=None):
+def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=None, noise="float"):
     """Laplace mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
 
     ``sensitivity`` must be the L1 sensitivity of the upper triangle (diagonal included) of
     the query, i.e. ``max ||triu(f(X) - f(X'))||_1``. For a query whose full-matrix L1
     sensitivity is ``S`` this lies between ``S / 2`` and ``S``.
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
+    ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
+    The upper triangle is released on the grid and mirrored.
     """
     matrix = check_square(matrix, name="matrix")
     scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
     rng = check_random_state(random_state)
+    if exact_noise.check_noise(noise) == "exact":
+        release = lambda v: exact_noise.grid_laplace_release(v, sensitivity, epsilon, rng)  # noqa: E731
+        return exact_noise.symmetric_grid_release(matrix, release)
     return matrix + symmetrize_upper(rng.laplace(0.0, scale, size=matrix.shape))
 
 
@@ -161,29 +181,57 @@ def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -
 
 
 def gaussian_mechanism(
-    value, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None, size: int | None = None
+    value,
+    sensitivity,
+    epsilon,
+    delta,
+    *,
+    calibration: str = "analytic",
+    random_state=None,
+    size: int | None = None,
+    noise="float",
 ):
     """Release ``value + N(0, sigma^2)`` i.i.d. per entry, (epsilon, delta)-DP.
 
     ``sensitivity`` is the global L2 sensitivity; sigma comes from :func:`gaussian_sigma`.
     ``size`` stacks that many independent releases along a new first axis, drawn as ``size``
     separate calls would draw them (sigma is calibrated once).
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
+    ``dpnb.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
+    bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
+    at epsilon = 1, delta = 1e-5.
     """
     value = check_array(value, ndim=None, name="value")
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
+    if exact_noise.check_noise(noise) == "exact":
+        out = exact_noise.grid_gaussian_release(value, sensitivity, epsilon, delta, rng, size)
+        return float(out) if out.ndim == 0 else out
     out = value + rng.normal(0.0, sigma, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
 
 def symmetric_gaussian_mechanism(
-    matrix, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None
+    matrix, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None, noise="float"
 ):
     """Gaussian mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
 
     ``sensitivity`` is the L2 sensitivity of the upper triangle (diagonal included).
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
+    ``dpnb.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
+    bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
+    at epsilon = 1, delta = 1e-5. The upper triangle is released on the grid and mirrored.
     """
     matrix = check_square(matrix, name="matrix")
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
+    if exact_noise.check_noise(noise) == "exact":
+        release = lambda v: exact_noise.grid_gaussian_release(v, sensitivity, epsilon, delta, rng)  # noqa: E731
+        return exact_noise.symmetric_grid_release(matrix, release)
     return matrix + symmetrize_upper(rng.normal(0.0, sigma, size=matrix.shape))
