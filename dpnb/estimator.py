@@ -92,6 +92,19 @@ class PrivateEstimator(BaseEstimator):
             return epsilon, 0.0
         return epsilon, check_delta(self.delta)
 
+    def _commit(self, fitted: dict) -> None:
+        """Replace the previous fit's state by ``fitted`` at once: the last step of every ``fit``.
+
+        ``fit`` computes into locals and calls this only when nothing can fail any more, so an
+        exception leaves the estimator exactly as it was; every attribute that is not a
+        constructor parameter (the previous release, its ``budget_``...) is dropped first, so
+        ``budget_`` always describes the release the estimator holds.
+        """
+        params = self.get_params(deep=False)
+        for name in [a for a in vars(self) if a not in params and not a.startswith("_sklearn")]:
+            delattr(self, name)
+        vars(self).update(fitted)
+
     def _make_rng(self) -> np.random.Generator:
         """A generator from ``random_state`` (a fresh one per fit for an int seed)."""
         return check_random_state(self.random_state)
