@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator
-from .validation import check_array, check_integer
+from .validation import check_array, check_bounds, check_integer
 
 HISTOGRAM_L2 = math.sqrt(2.0)  # replace one record: one count -1, another +1
 HISTOGRAM_L1 = 2.0
@@ -64,9 +64,7 @@ def discretize(X, bounds, n_bins: int = 8, *, categorical=()) -> np.ndarray:
     """
     X = check_array(X, name="X")
     n_bins = check_integer(n_bins, "n_bins", minimum=2)
-    low, high = (np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],)) for b in bounds)
-    if np.any(low >= high):
-        raise ValueError("bounds must satisfy low < high for every column")
+    low, high = check_bounds(bounds, X.shape[1])
     unit = (np.clip(X, low, high) - low) / (high - low)
     codes = np.minimum((unit * n_bins).astype(np.int64), n_bins - 1)
     for j in categorical:

@@ -507,7 +507,11 @@ def test_split_and_component_laplace():
     with pytest.raises(ValueError, match="outside"):
         split_laplace(X, 1.0, (0.0, 1.0))
     with pytest.raises(TypeError, match="bounds"):
-        split_laplace(X, 1.0, [0.0, 1.0])
+        split_laplace(X, 1.0, (0.0, 1.0, 2.0))
+    for bad in ((-np.inf, np.inf), (np.nan, 1.0)):
+        for release in (split_laplace, lambda X_, e, b: component_laplace(X_, e, u, center, b)):
+            with pytest.raises(ValueError, match="bounds must be finite"):
+                release(X, 1.0, bad)
 
 
 # ----------------------------------------------------------------------------- estimator contract
