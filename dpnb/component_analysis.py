@@ -835,7 +835,9 @@ class DPLDAPublisher(PrivateEstimator):
     Attributes
     ----------
     class_counts_ : ndarray of shape (C,)
-        Noisy counts rounded to integers >= 1.
+        Noisy counts rounded to integers in ``[1, n]`` (``n`` is public under replace-one
+        neighbours). A class without records is released like any other (no refusal that would
+        reveal it).
     means_ : ndarray of shape (C, p)
         Noisy class means.
     second_moment_ : ndarray of shape (p, p)
@@ -882,8 +884,6 @@ class DPLDAPublisher(PrivateEstimator):
         y = _check_labels(y, X.shape[:1], n_classes)
         counts = np.bincount(y, minlength=n_classes).astype(float)
         sums, sum_xx = _grid_class_moments(X, y, n_classes, n_numeric, sizes)  # the value checks of X ride on this pass
-        if np.any(counts == 0):
-            raise ValueError(f"every class 0..{n_classes - 1} needs at least one record")
         rng = self._make_rng()
         p = X.shape[1]
         self.budget_ = split_budget(epsilon, 0.0, {"class_counts": f, "sums": 1 - f})
@@ -901,7 +901,9 @@ class DPLDAPublisher(PrivateEstimator):
         noisy_counts = laplace_mechanism(
             counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0], random_state=rng
         )
-        self.class_counts_ = np.maximum(1, np.round(noisy_counts)).astype(int)
+        # post-processing with the public n (replace-one neighbours): a count lies in [1, n], so an
+        # extreme epsilon never overflows the integer conversion
+        self.class_counts_ = np.clip(np.round(noisy_counts), 1, X.shape[0]).astype(int)
         upper = np.zeros((p, p))
         upper[iu] = noisy[n_classes * p :]
         self.means_ = noisy[: n_classes * p].reshape(n_classes, p) / self.class_counts_[:, None]

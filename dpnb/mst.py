@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator
-from .validation import check_array, check_bounds, check_integer
+from .validation import MAX_SAMPLES, check_array, check_bounds, check_integer
 
 HISTOGRAM_L2 = math.sqrt(2.0)  # replace one record: one count -1, another +1
 HISTOGRAM_L1 = 2.0
@@ -194,7 +194,7 @@ class MST(PrivateEstimator):
         Draws from the generator made in :meth:`fit`.
         """
         check_is_fitted(self, "edges_")
-        n_samples = check_integer(n_samples, "n_samples")
+        n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         out = np.zeros((n_samples, self.n_features_in_), dtype=np.int64)
         sampled = set()

@@ -42,6 +42,7 @@ from .mechanisms import (
     symmetric_laplace_mechanism,
 )
 from .validation import (
+    MAX_SAMPLES,
     check_array,
     check_bounds,
     check_choice,
@@ -366,7 +367,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             self._fit_gmm(state, X @ W / state["_scale"], y, epsilon, settings)
         else:
             self._fit_gmm_paper(state, X @ W / state["_scale"], y, epsilon, settings["mean"])
-        self._commit(state)
+        vars(self).update(state)  # all at once, at the end
         return self
 
     def _check_settings(self) -> dict:
@@ -528,7 +529,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
         "supervised", class labels for "gmm". Draws from the generator made in :meth:`fit`."""
         check_is_fitted(self, "budget_")
-        n = check_integer(n_samples, "n_samples")
+        n = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         if self.mode == "gmm":
             sizes = rng.multinomial(n, self.class_weights_)

@@ -46,6 +46,7 @@ from .estimator import PrivateEstimator, split_budget
 from .linalg import gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 from .validation import (
+    MAX_SAMPLES,
     check_array,
     check_choice,
     check_epsilon,
@@ -628,7 +629,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             rows shuffled). The pair is returned in every mode.
         """
         check_is_fitted(self, "components_")
-        n_samples = check_integer(n_samples, "n_samples")
+        n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         p = self.components_.shape[0]
         if self.mode == "unsupervised":

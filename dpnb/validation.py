@@ -47,12 +47,17 @@ def check_positive(value, name: str) -> float:
     return value
 
 
-def check_integer(value, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as an int after checking it is an integer >= ``minimum`` (counts, sizes)."""
+MAX_SAMPLES = 10**9  # the most synthetic records one sample() call draws (8 GB per float64 column)
+
+
+def check_integer(value, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int after checking ``minimum <= value <= maximum`` (counts, sizes)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {value!r}; draw in smaller batches")
     return int(value)
 
 
