@@ -546,7 +546,9 @@ def load(name: str, **kwargs) -> Dataset:
 
 
 def _per_feature(value, name: str, n_features: int) -> np.ndarray:
-    arr = check_array(value, ndim=None, name=name)
+    arr = check_array(value, ndim=None, name=name, finite=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite: declare the public domain of every feature, got {arr}")
     if arr.ndim == 0:
         return np.full(n_features, float(arr))
     if arr.shape != (n_features,):

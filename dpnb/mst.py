@@ -73,9 +73,15 @@ def discretize(X, bounds, n_bins: int = 8, *, categorical=()) -> np.ndarray:
 
 
 def _check_codes(X, domain_sizes) -> tuple[np.ndarray, np.ndarray]:
+    if hasattr(X, "toarray"):
+        raise TypeError(
+            f"X must be a dense array of integer codes, got the sparse {type(X).__name__}; pass X.toarray()"
+        )
     X = np.asarray(X)
-    if X.ndim != 2 or not np.issubdtype(X.dtype, np.integer):
-        raise TypeError("X must be a 2-D array of integer codes (see dpnb.mst.discretize)")
+    if not np.issubdtype(X.dtype, np.integer):
+        raise TypeError(f"X must be an array of integer codes (see dpnb.mst.discretize), got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional (records x columns), got shape {X.shape}")
     if domain_sizes is None:
         raise ValueError("domain_sizes must be declared (public): the number of values of each column")
     sizes = np.asarray(domain_sizes)
@@ -126,6 +132,10 @@ class MST(PrivateEstimator):
         if d < 2:
             raise ValueError("MST needs at least two columns")
         rho = zcdp_rho(epsilon, delta) / 3
+        if rho == 0:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small: the zCDP budget rho underflows to 0; pass a larger epsilon"
+            )
         sigma1 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt(d / (2 * rho))
         one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + rng.normal(0.0, sigma1, sizes[j]) for j in range(d)}
         eps_select = math.inf if math.isinf(rho) else math.sqrt(8 * rho / (d - 1))

@@ -68,7 +68,15 @@ def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
     ``bounds`` is validated by :func:`dpnb.validation.check_bounds` (finite, ``low < high``).
     """
     low, high = check_bounds(bounds, n_features)
-    return np.maximum(np.abs(low), np.abs(high))
+    c = np.maximum(np.abs(low), np.abs(high))
+    with np.errstate(over="ignore"):
+        too_wide = not np.isfinite(c.sum() ** 2)
+    if too_wide:
+        raise ValueError(
+            "bounds are too wide: the second-moment sensitivity (sum of the coordinate bounds)^2 "
+            "overflows; rescale the data to a smaller public box"
+        )
+    return c
 
 
 def _check_calibration(calibration) -> str:
