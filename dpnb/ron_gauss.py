@@ -54,6 +54,7 @@ from .validation import (
     check_n_components,
     check_positive,
     check_random_state,
+    check_row_norms,
 )
 
 MODES = ("unsupervised", "supervised", "gmm")
@@ -213,7 +214,7 @@ def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
     basis : ndarray (n_components, n_features)
         ``R``; map test rows with ``unit_rows(X) @ basis.T``.
     """
-    X = check_array(X_unit, ndim=2, name="X_unit")
+    X = check_row_norms(check_array(X_unit, ndim=2, name="X_unit"), 1.0, name="X_unit")
     k = check_n_components(n_components, X.shape[1])
     eps = check_epsilon(epsilon)
     rng = check_random_state(random_state)
@@ -242,7 +243,7 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
     basis : ndarray (n_components, n_features)
         ``V^T``; map test rows with ``unit_rows(X) @ basis.T``.
     """
-    X = check_array(X_unit, ndim=2, name="X_unit")
+    X = check_row_norms(check_array(X_unit, ndim=2, name="X_unit"), 1.0, name="X_unit")
     n, m = X.shape
     k = check_n_components(n_components, m)
     eps = check_epsilon(epsilon)
