@@ -4,8 +4,9 @@ Conventions
 -----------
 * ``sensitivity`` is the *global* sensitivity of the query under the neighbour relation the
   caller uses (L1 for Laplace, L2 for Gaussian). It is an argument, never estimated from data.
-* Symmetric variants draw independent noise on the upper triangle (diagonal included) and
-  mirror it. Their ``sensitivity`` is therefore the sensitivity of the *upper triangle* viewed
+* Symmetric variants refuse a matrix that is not symmetric (up to rounding), release its
+  upper triangle (diagonal included) plus independent noise, and mirror the result, so the lower
+  triangle never reaches the output. Their ``sensitivity`` is therefore the sensitivity of the *upper triangle* viewed
   as a vector of ``d (d + 1) / 2`` numbers, which is what the privacy proof needs.
 * ``epsilon = inf`` is the non-private limit: every mechanism adds no noise (scale 0).
 * Gaussian calibration: ``"classic"`` is Dwork & Roth (2014, Thm A.1),
@@ -29,7 +30,7 @@ from .validation import (
     check_integer,
     check_positive,
     check_random_state,
-    check_square,
+    check_symmetric,
 )
 
 CALIBRATIONS = ("analytic", "classic")
@@ -38,6 +39,19 @@ CALIBRATIONS = ("analytic", "classic")
 def _noise_shape(value: np.ndarray, size) -> tuple:
     """Shape of the noise: ``value``'s, with ``size`` independent releases stacked in front if given."""
     return value.shape if size is None else (check_integer(size, "size"), *value.shape)
+
+
+def _laplace_scale(sensitivity, epsilon) -> float:
+    """``sensitivity / epsilon``, refused when it overflows (an epsilon so small the noise is infinite)."""
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    with np.errstate(over="ignore"):
+        scale = sensitivity / epsilon
+    if not np.isfinite(scale) or scale > 1e300:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for sensitivity {sensitivity!r}: the noise scale "
+            "overflows; pass a larger epsilon"
+        )
+    return scale
 
 
 def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: int | None = None, noise="float"):
@@ -68,7 +82,7 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
     float or ndarray of the same shape as ``value`` (``(size, *value.shape)`` with ``size``).
     """
     value = check_array(value, ndim=None, name="value")
-    scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
+    scale = _laplace_scale(sensitivity, epsilon)
     rng = check_random_state(random_state)
     if exact_noise.check_noise(noise) == "exact":
         out = exact_noise.grid_laplace_release(value, sensitivity, epsilon, rng, size)
@@ -80,6 +94,9 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
 def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=None, noise="float"):
     """Laplace mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
 
+    ``matrix`` must be symmetric (up to rounding; refused otherwise): the release is the upper
+    triangle of ``matrix`` plus noise, mirrored, so it depends on the upper triangle only.
+
     ``sensitivity`` must be the L1 sensitivity of the upper triangle (diagonal included) of
     the query, i.e. ``max ||triu(f(X) - f(X'))||_1``. For a query whose full-matrix L1
     sensitivity is ``S`` this lies between ``S / 2`` and ``S``.
@@ -90,13 +107,13 @@ def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=No
     ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
     The upper triangle is released on the grid and mirrored.
     """
-    matrix = check_square(matrix, name="matrix")
-    scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
+    matrix = check_symmetric(matrix, name="matrix")
+    scale = _laplace_scale(sensitivity, epsilon)
     rng = check_random_state(random_state)
     if exact_noise.check_noise(noise) == "exact":
         release = lambda v: exact_noise.grid_laplace_release(v, sensitivity, epsilon, rng)  # noqa: E731
         return exact_noise.symmetric_grid_release(matrix, release)
-    return matrix + symmetrize_upper(rng.laplace(0.0, scale, size=matrix.shape))
+    return symmetrize_upper(matrix + rng.laplace(0.0, scale, size=matrix.shape))
 
 
 def gaussian_delta(epsilon, sigma, sensitivity=1.0) -> float:
@@ -219,6 +236,9 @@ def symmetric_gaussian_mechanism(
 ):
     """Gaussian mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
 
+    ``matrix`` must be symmetric (up to rounding; refused otherwise); as for
+    :func:`symmetric_laplace_mechanism`, only its upper triangle reaches the release.
+
     ``sensitivity`` is the L2 sensitivity of the upper triangle (diagonal included).
 
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
@@ -228,10 +248,10 @@ def symmetric_gaussian_mechanism(
     bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
     at epsilon = 1, delta = 1e-5. The upper triangle is released on the grid and mirrored.
     """
-    matrix = check_square(matrix, name="matrix")
+    matrix = check_symmetric(matrix, name="matrix")
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
     if exact_noise.check_noise(noise) == "exact":
         release = lambda v: exact_noise.grid_gaussian_release(v, sensitivity, epsilon, delta, rng)  # noqa: E731
         return exact_noise.symmetric_grid_release(matrix, release)
-    return matrix + symmetrize_upper(rng.normal(0.0, sigma, size=matrix.shape))
+    return symmetrize_upper(matrix + rng.normal(0.0, sigma, size=matrix.shape))
