@@ -9,7 +9,7 @@ WORKERS ?= 2
 SCHEDULER ?=
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: run test venv notebook constraints benchmark clean book book-check lab fuzz
+.PHONY: run test venv notebook constraints benchmark clean book book-check lab paper-check fuzz
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -43,6 +43,12 @@ fuzz: venv
 	-DPNB_HYPOTHESIS_PROFILE=fuzz DPNB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) DPNB_FUZZ_REPORT=build/fuzz \
 	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/test_properties.py
 	$(BIN)/python tests/properties_report.py build/fuzz
+
+## make paper-check: the paper profile's run (about 30 min on 2 cores; not part of make test) and its verdicts
+## against the committed tests/expected_verdicts/paper/<stem>.json
+paper-check: venv
+	$(BIN)/python -m dpnb.run --profile paper --output results/paper --workers $(WORKERS)
+	$(BIN)/python -m dpnb.claims results/paper/claims.json tests/expected_verdicts/paper
 
 ## make notebook NB=dppro: rebuild notebooks/NB.ipynb from notebooks/NB.md and execute it
 notebook: venv
