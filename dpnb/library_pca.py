@@ -263,3 +263,74 @@ def release_loss_query(epsilon, library: str, *, d: int = 3, rule: str = "librar
         return out if X.ndim == 3 else out[0]
 
     return query
+
+
+def sample_release(C, epsilon, library: str, size: int, *, rule: str = "library", noise_factor=1.0, random_state=None):
+    """Draws of ``library``'s one-component release (centre declared) on ``C``, for any ``d``.
+
+    Each row is the noisy eigenvalue vector (ascending) followed by the top eigenvector: the
+    eigenvalues get the library's Laplace noise (diffprivlib's truncated to ``[0, inf)`` by redrawing
+    negatives, its sampler's method), the vector comes from :func:`dpnb.library_samplers.acg_rejection_sample`
+    with ``rule`` (``"library"`` mirrors both libraries' sampler, checked against their code in the
+    notebook; ``"kgm"`` is the corrected one). ``noise_factor`` multiplies every step's noise
+    (eigenvalue scale times it, eigenvector epsilon divided by it): ``0.5`` is the under-noised
+    negative control of a statistical audit, whose loss is larger than the release's.
+
+    Returns
+    -------
+    ndarray, shape (size, 2 d)
+    """
+    from .library_samplers import acg_rejection_sample, bingham_parameter
+    from .validation import check_random_state
+
+    C = check_square(C, "C")
+    size = check_integer(size, "size")
+    noise_factor = check_positive(noise_factor, "noise_factor")
+    rng = check_random_state(random_state)
+    budget = release_budgets(epsilon, library, C.shape[0])
+    lam = np.sort(np.linalg.eigvalsh((C + C.T) / 2))
+    scale = budget["eigenvalue_scale"] * noise_factor
+    y = lam + rng.laplace(0.0, scale, (size, lam.size))
+    if budget["truncated"]:
+        bad = y < 0
+        while bad.any():
+            y[bad] = (lam + rng.laplace(0.0, scale, (size, lam.size)))[bad]
+            bad = y < 0
+    u, _ = acg_rejection_sample(
+        bingham_parameter(C, budget["vector_epsilon"] / noise_factor), size, rule=_check_rule(rule), random_state=rng
+    )
+    return np.hstack([y, u])
+
+
+def release_log_ratio(C, C_prime, epsilon, library: str, *, rule: str = "library", noise_factor=1.0):
+    """The log density ratio ``log p_C / p_C'`` of a release row of :func:`sample_release`, up to a constant.
+
+    The Neyman-Pearson statistic for a statistical audit of the pair: its upper level sets are the
+    events where the ratio is largest. The eigenvalue part is exact; the eigenvector part omits the
+    two normalising constants (a constant shift, which a threshold absorbs), so it is available in
+    any dimension: ``-u^T A u`` for ``rule="kgm"``, ``-u^T A u - q log(u^T Omega u)`` for the libraries'.
+    """
+    from .library_samplers import _unnormalised_log_density, bingham_parameter
+
+    C, C_prime = check_square(C, "C"), check_square(C_prime, "C_prime")
+    if C.shape != C_prime.shape:
+        raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
+    d = C.shape[0]
+    rule = _check_rule(rule)
+    noise_factor = check_positive(noise_factor, "noise_factor")
+    budget = release_budgets(epsilon, library, d)
+    scale = budget["eigenvalue_scale"] * noise_factor
+    lam = np.sort(np.linalg.eigvalsh((C + C.T) / 2))
+    lam_prime = np.sort(np.linalg.eigvalsh((C_prime + C_prime.T) / 2))
+    A = bingham_parameter(C, budget["vector_epsilon"] / noise_factor)
+    A_prime = bingham_parameter(C_prime, budget["vector_epsilon"] / noise_factor)
+
+    def statistic(rows):
+        rows = np.asarray(rows, dtype=float)
+        if rows.ndim != 2 or rows.shape[1] != 2 * d:
+            raise ValueError(f"rows must have shape (m, {2 * d}), got {rows.shape}")
+        y, u = rows[:, :d], rows[:, d:]
+        eig = (np.abs(y - lam_prime) - np.abs(y - lam)).sum(axis=1) / scale
+        return eig + _unnormalised_log_density(u, A, rule) - _unnormalised_log_density(u, A_prime, rule)
+
+    return statistic

@@ -12,10 +12,13 @@ from dpnb.library_pca import (
     centred_release_loss,
     eigenvalue_loss,
     release_budgets,
+    release_log_ratio,
     release_loss,
     release_loss_query,
+    sample_release,
     vector_loss,
 )
+from dpnb.library_samplers import log_density
 from dpnb.streams import stream
 
 C_PAIR, C_PAIR_PRIME = np.diag([51.0, 47.0, 19.0]), np.diag([50.0, 48.0, 19.0])
@@ -130,3 +133,32 @@ def test_bad_input_raises():
         centred_release_loss(2 * X, 2 * X_prime, 1.0)
     with pytest.raises(ValueError, match="shape"):
         release_loss_query(1.0, "opendp", d=3)(np.ones((4, 2)))
+
+
+def test_sampled_eigenvalues_follow_each_librarys_law():
+    rng = stream(11, "sample-release")
+    C = np.diag([3.0, 0.0, 0.0])
+    for library, truncated in (("opendp", False), ("diffprivlib", True)):
+        rows = sample_release(C, 2.0, library, 4000, rule="kgm", random_state=rng)
+        scale = release_budgets(2.0, library, 3)["eigenvalue_scale"]
+        zero = rows[:, 0]  # eigenvalue 0 (ascending order): Laplace, or |Laplace| after diffprivlib's redraws
+        law = stats.expon(scale=scale) if truncated else stats.laplace(scale=scale)
+        assert stats.kstest(zero, law.cdf).pvalue > 1e-3
+        assert np.allclose(np.linalg.norm(rows[:, 3:], axis=1), 1.0)
+
+
+def test_log_ratio_statistic_is_the_exact_ratio_up_to_a_constant():
+    # at d = 3 the exact normalised densities exist: statistic differences equal exact log-ratio differences
+    stat = release_log_ratio(C_PAIR, C_PAIR_PRIME, 2.0, "opendp")
+    rng = stream(12, "log-ratio")
+    u = rng.standard_normal((50, 3))
+    u /= np.linalg.norm(u, axis=1, keepdims=True)
+    y = np.array([19.0, 47.0, 51.0]) + rng.laplace(0, 2.0, (50, 3))
+    vec = log_density(u, C_PAIR, 1.0, rule="library", n_nodes=60) - log_density(
+        u, C_PAIR_PRIME, 1.0, rule="library", n_nodes=60
+    )
+    eig = (np.abs(y - [19.0, 48.0, 50.0]) - np.abs(y - [19.0, 47.0, 51.0])).sum(axis=1) / 2.0
+    gap = stat(np.hstack([y, u])) - (vec + eig)
+    assert np.ptp(gap) < 1e-9  # a constant: the normalisers' ratio
+    with pytest.raises(ValueError, match="rows"):
+        stat(np.ones((3, 5)))
