@@ -1,0 +1,20 @@
+"""The README's verdict table says what the committed notebooks say (tests/expected_verdicts)."""
+
+import json
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+VERDICTS = ("holds", "fails", "corrected", "not-reproduced")
+
+
+def test_readme_verdict_counts_match_the_expected_verdicts():
+    expected = {p.stem: json.loads(p.read_text()) for p in (ROOT / "tests" / "expected_verdicts").glob("*.json")}
+    text = (ROOT / "README.md").read_text()
+    rows = dict(re.findall(r"^\| (\w+) \| (\d+ \| \d+ \| \d+ \| \d+) \|$", text, re.M))
+    assert set(rows) == set(expected), "the README's verdict table needs one row per notebook"
+    for stem, claims in expected.items():
+        counts = " | ".join(str(sum(v == verdict for v in claims.values())) for verdict in VERDICTS)
+        assert rows[stem] == counts, f"README row {stem}: {rows[stem]}, expected verdicts give {counts}"
+    totals = " | ".join(f"**{sum(v == w for c in expected.values() for v in c.values())}**" for w in VERDICTS)
+    assert f"| **total** | {totals} |" in text
