@@ -477,6 +477,7 @@ class PPCA(_PrivateSubspace):
             data_norm=self.data_norm,
             n_iter=self.n_iter,
             sampler=self.sampler,
+            column="exact",  # each column drawn exactly from its conditional: no loop over coordinates
             random_state=self._make_rng(),
         )
         self.components_ = V[0].T

@@ -265,12 +265,40 @@ def test_complement_acg_draw_matches_the_eigenbasis_draw():
         assert stats.ks_2samp((x @ v) ** 2, (ref @ v) ** 2).pvalue > 1 - LEVEL
 
 
-def test_complement_acg_draw_refuses_an_envelope_that_does_not_dominate():
+@pytest.mark.parametrize("top", ["bisection", "lapack"])
+def test_complement_acg_draw_refuses_an_envelope_that_does_not_dominate(top, monkeypatch):
     B = np.diag([6.0, 3.0, 1.0, 0.0])
     U = np.broadcast_to(np.eye(4)[:, 3:], (200, 4, 1))  # the complement holds e_1: its top eigenvalue is 6
-    l_wrong, E = np.linalg.eigh(0.9 * B)  # a spectrum 10% too small puts c at 5.4 < 6
+    l_B, E = np.linalg.eigh(B)
+    if top == "bisection":
+        monkeypatch.setattr(bingham, "_LAPACK_TOP_MAX_D", 0)
+        l_B, E = np.linalg.eigh(0.9 * B)  # a spectrum 10% too small puts c at 5.4 < 6
+    else:
+        monkeypatch.setattr(bingham, "_lapack_top", lambda M, scale: np.full(M.shape[0], 5.4))
     with pytest.raises(RuntimeError, match="underestimated"):
-        _complement_acg_draw(B, l_wrong, E, U, -10.0, np.random.default_rng(17))
+        _complement_acg_draw(B, l_B, E, U, -10.0, np.random.default_rng(17))
+
+
+def test_lapack_top_never_below_the_compressed_eigenvalue():
+    rng = np.random.default_rng(18)
+    A = rng.standard_normal((9, 9)) * 1e4
+    B = A + A.T
+    l_B, E_B = np.linalg.eigh(B)
+    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    U = np.linalg.qr(rng.standard_normal((40, 9, 3)))[0]
+    top = bingham._lapack_top(bingham._complement_matrix(B, U, shift), max(np.abs(l_B).max(), abs(shift)))
+    bisected = _compression_top(l_B, E_B, U)  # the upper end of a one-ulp bracket
+    assert np.all(top >= bisected)
+    np.testing.assert_allclose(top, bisected, rtol=1e-11)
+
+
+def test_exact_columns_lapack_top_matches_the_bisection(monkeypatch):
+    A = np.random.default_rng(4).standard_normal((7, 7))
+    B = 20 * (A + A.T)
+    lapack = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=2)
+    monkeypatch.setattr(bingham, "_LAPACK_TOP_MAX_D", 0)  # every top eigenvalue by bisection
+    bisected = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=2)
+    np.testing.assert_allclose(lapack, bisected, rtol=0, atol=1e-9)
 
 
 def test_gibbs_rejects_unknown_column_update():
