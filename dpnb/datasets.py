@@ -616,8 +616,9 @@ def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
         Target L2 norm, > 0.
     mode : {"clip", "sphere"}, default "clip"
         ``"clip"`` rescales only rows with norm > ``radius`` onto the ball and leaves the others
-        unchanged; ``"sphere"`` rescales every row to norm exactly ``radius`` (all-zero rows have no
-        direction and are rejected).
+        unchanged; ``"sphere"`` rescales every row to norm exactly ``radius``; an all-zero row has no
+        direction and becomes ``radius e_1`` (the first coordinate axis, a fixed public choice), so
+        whether the call succeeds never depends on the data.
 
     Returns
     -------
@@ -639,12 +640,11 @@ def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
     if mode == "clip":
         scale = radius / np.maximum(norms, radius)
     elif mode == "sphere":
-        zero = np.flatnonzero(norms == 0)
-        if zero.size:
-            raise ValueError(
-                f"{zero.size} row(s) of X are all zero (first: {zero[0]}) and cannot be put on the sphere; "
-                "drop them or use mode='clip'"
-            )
+        zero = norms == 0
+        if np.any(zero):  # no direction: the fixed public unit vector e_1 (never an error that depends on the data)
+            X = X.copy()
+            X[zero, 0] = 1.0
+            norms = np.where(zero, 1.0, norms)
         scale = radius / norms
     if fix.size and mode == "clip":
         scale[fix] = radius / np.maximum(norms[fix], radius / peak)  # rows now divided by their peak

@@ -259,7 +259,6 @@ def test_checksum_verified_once_per_file(shelf_copy, monkeypatch):
         lambda: normalize_rows([[1.0, 1.0]], radius=0.0),
         lambda: normalize_rows([[1.0, 1.0]], radius=np.inf),
         lambda: normalize_rows([[1.0, 1.0]], mode="ball"),
-        lambda: normalize_rows([[1.0, 1.0], [0.0, 0.0]], mode="sphere"),
         lambda: train_test_split(np.zeros((4, 2))),
     ],
 )
@@ -341,6 +340,13 @@ def test_normalize_rows_sphere():
     out = normalize_rows(X, radius=2.0, mode="sphere")
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 2.0)
     np.testing.assert_allclose(out[1], [1.2, 1.6])
+
+
+def test_normalize_rows_sphere_maps_a_zero_row_to_the_public_axis():
+    """An all-zero row becomes radius e_1: success never depends on whether the data holds one."""
+    out = normalize_rows(np.array([[0.0, 0.0, 0.0], [0.0, 3.0, 4.0]]), radius=2.0, mode="sphere")
+    np.testing.assert_array_equal(out[0], [2.0, 0.0, 0.0])
+    np.testing.assert_allclose(out[1], [0.0, 1.2, 1.6])
 
 
 def test_train_test_split_seeded_and_stratified():

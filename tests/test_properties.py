@@ -75,32 +75,12 @@ settings.load_profile(os.environ.get("DPNB_HYPOTHESIS_PROFILE", "ci"))
 TALLY: dict = defaultdict(lambda: [0, 0])  # (entry, property) -> [cases, failures]
 
 
-OPEN = {
-    ("extreme bounds", "PCAGauss-alg1"),
-    ("extreme bounds", "PCAGauss-basis"),
-    ("extreme bounds", "PCAGauss-gmm"),
-    ("extreme bounds", "DPPro"),
-    ("extreme bounds", "lap_pca"),
-    ("extreme bounds", "split_laplace"),
-    ("extreme bounds", "component_laplace"),
-    ("failed fit unchanged", "RONGauss-gmm"),
-    ("bad data: text", "MST"),
-    ("bad bounds", "scale_to_box"),
-}  # open defects found by these properties (see the report of issue 23): tracked, not hidden
-
-
-def _open(prop: str, entry: str) -> None:
-    if (prop, entry) in OPEN and os.environ.get("DPNB_HYPOTHESIS_PROFILE", "ci") == "ci":
-        pytest.xfail(f"open defect: {entry}, {prop}")
-
-
 def _counted(entry: str, prop: str, body: Callable) -> None:
     TALLY[entry, prop][0] += 1
     try:
         body()
     except BaseException:
         TALLY[entry, prop][1] += 1
-        _open(prop.split(":")[0] if prop.startswith("bad data") is False else prop, entry)
         raise
 
 
@@ -234,6 +214,11 @@ ENTRIES = [
     _est_entry("ModSULQ", "ball", lambda d: ModSULQ(1, 1.0, 1e-5)),
     _est_entry("PPCA", "ball", lambda d: PPCA(1, 1.0, sampler="exact")),
     _est_entry("MST", "codes", lambda d: MST(1.0, 1e-6, domain_sizes=[3] * d)),
+    # exact noise (dpnb.exact_noise): the Laplace, Gaussian-at-sigma and integer paths
+    _est_entry("RONGauss-gmm-exact", "free", lambda d: RONGauss(2, 1.0, mode="gmm", noise="exact"), labels=2),
+    _est_entry("DPPro-exact", "box", lambda d: DPPro(2, 1.0, 1e-5, noise="exact"), has_bounds_param=True),
+    _est_entry("DPPCAPublisher-exact", "box", lambda d: DPPCAPublisher(2, 1.0, noise="exact")),
+    _est_entry("MST-exact", "codes", lambda d: MST(1.0, 1e-6, domain_sizes=[3] * d, noise="exact")),
     # release functions
     _fn(
         "laplace_mechanism",
@@ -514,7 +499,10 @@ def test_bad_bounds_are_refused_naming_bounds(name, bounds, data):
     def body():
         out = _outcome(entry, X, y, bounds=bounds)
         assert out[0] == "ValueError", out
-        assert ("bounds" in out[1] or "data_min" in out[1]) and "impute" not in out[1], out[1]
+        # scale_to_box takes the domain as data_min/data_max: the message names the one that is bad
+        bad = [p for p, b in zip(("data_min", "data_max"), bounds, strict=True) if not np.isfinite(b)]
+        named = (bad if name == "scale_to_box" else []) or ["bounds", "data_min"]
+        assert any(n in out[1] for n in named) and "impute" not in out[1], out[1]
 
     _counted(name, "bad bounds", body)
 
@@ -614,6 +602,7 @@ BAD_PARAMS = [
     {"bounds": (1.0, 0.0)},
     {"n_components": 0},
     {"delta": 2.0},
+    {"noise": "fast"},
 ]
 
 
