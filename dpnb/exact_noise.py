@@ -531,7 +531,8 @@ def _zcdp_log_delta(epsilon, rho) -> float:
         return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1 / alpha)
 
     grid = np.geomspace(1 + 1e-9, 1e6, 2000)
-    values = [log_delta(a) for a in grid]
+    with np.errstate(over="ignore"):  # a huge rho overflows at large alpha: inf, never the minimum
+        values = [log_delta(a) for a in grid]
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
     golden = (math.sqrt(5) - 1) / 2
@@ -605,9 +606,22 @@ def laplace_scale_on_grid(sensitivity: float, epsilon: float, n_coordinates: int
 
 @functools.lru_cache(maxsize=256)  # a root search per call otherwise; the arguments are numbers
 def zcdp_rho(epsilon: float, delta: float) -> float:
-    """The largest zCDP ``rho`` (just inside the root) whose :func:`zcdp_delta` at ``epsilon`` meets ``delta``."""
+    """The largest zCDP ``rho`` (just inside the root) whose :func:`zcdp_delta` at ``epsilon`` meets ``delta``.
+
+    The root is bracketed in ``[1e-12, epsilon + 10]`` (``[1e-300, ...]`` when ``rho`` must be below
+    ``1e-12``), found to an absolute ``1e-15`` and, if that is too coarse for a tiny ``rho``, refined
+    to a relative ``1e-12``. An epsilon that no ``rho >= 1e-300`` serves is refused (ValueError).
+    """
     gap = lambda rho: _zcdp_log_delta(epsilon, rho) - math.log(delta)  # noqa: E731
-    rho = brentq(gap, 1e-12, epsilon + 10, xtol=1e-15) * (1 - 1e-9)  # just inside the root
+    low = 1e-12 if gap(1e-12) < 0 else 1e-300
+    if gap(low) >= 0:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for exact Gaussian noise: no zCDP rho above 1e-300 meets "
+            f"delta={delta!r}; pass a larger epsilon"
+        )
+    rho = brentq(gap, low, epsilon + 10, xtol=1e-15) * (1 - 1e-9)  # just inside the root
+    if gap(rho) > 0:  # the absolute tolerance is coarse for a tiny rho
+        rho = brentq(gap, low, rho, xtol=1e-300, rtol=1e-12) * (1 - 1e-9)
     if gap(rho) > 0:
         raise RuntimeError("zCDP calibration failed to meet delta")
     return rho

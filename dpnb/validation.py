@@ -230,7 +230,7 @@ def check_release_range(magnitude, scale, name: str = "bounds") -> None:
     magnitude, scale = np.asarray(magnitude, dtype=float), np.asarray(scale, dtype=float)
     with np.errstate(over="ignore", invalid="ignore"):
         worst = magnitude + NOISE_MARGIN * scale
-    if not np.all(np.isfinite(worst)):
+    if not np.all(np.isfinite(worst)) or np.any(scale > 1e300):  # 1e300: the mechanisms' own limit
         raise ValueError(
             f"{name} are too wide for this epsilon: values up to {float(np.max(magnitude)):.3g} plus noise of "
             f"scale {float(np.max(scale)):.3g} can overflow float64; rescale the data to a smaller public box "
