@@ -668,7 +668,8 @@ class DPPro(TransformerMixin, PrivateEstimator):
         else:
             sensitivity = record_sensitivity(R, width)
         # public worst case of |X R| over the box: the release must stay finite (never read from X)
-        magnitude = float((np.maximum(np.abs(low), np.abs(high)) @ np.abs(R)).max())
+        with np.errstate(over="ignore"):  # an overflow gives inf, refused next
+            magnitude = float((np.maximum(np.abs(low), np.abs(high)) @ np.abs(R)).max())
         check_release_range(magnitude, check_sensitivity(sensitivity))
         if self.calibration == "paper":
             sigma = theorem2_sigma(sensitivity, epsilon, delta)
