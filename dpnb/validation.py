@@ -232,9 +232,9 @@ def check_release_range(magnitude, scale, name: str = "bounds") -> None:
         worst = magnitude + NOISE_MARGIN * scale
     if not np.all(np.isfinite(worst)) or np.any(scale > 1e300):  # 1e300: the mechanisms' own limit
         raise ValueError(
-            f"{name} are too wide for this epsilon: values up to {float(np.max(magnitude)):.3g} plus noise of "
-            f"scale {float(np.max(scale)):.3g} can overflow float64; rescale the data to a smaller public box "
-            "or pass a larger epsilon"
+            f"{name} and epsilon give a release that can overflow float64 (values up to "
+            f"{float(np.max(magnitude)):.3g} plus noise of scale {float(np.max(scale)):.3g}); pass a larger "
+            "epsilon or rescale the data to a smaller public box"
         )
     if np.any((scale > 0) & (scale < np.finfo(np.float64).tiny)):
         raise ValueError(
