@@ -266,39 +266,39 @@ def _accuracy(X_train, y_train, X_test, y_test, rng) -> float:
     return float(model.score(X_test, y_test))
 
 
-def _adult_real(data, epsilon, delta, rng, n_components):
+def _adult_real(data, epsilon, delta, rng, n_components, noise="float"):
     return data.X_train, data.y_train, data.X_test
 
 
-def _adult_data_free(data, epsilon, delta, rng, n_components):
+def _adult_data_free(data, epsilon, delta, rng, n_components, noise="float"):
     n = len(data.X_train)
     parts = [rng.random((n, data.n_numeric))] + [np.eye(s)[rng.integers(0, s, n)] for s in data.group_sizes]
     return np.hstack(parts), rng.integers(0, 2, n), data.X_test
 
 
-def _adult_ron_gauss(data, epsilon, delta, rng, n_components):
-    model = RONGauss(n_components, epsilon, mode="gmm", random_state=rng).fit(data.X_train, data.y_train)
+def _adult_ron_gauss(data, epsilon, delta, rng, n_components, noise="float"):
+    model = RONGauss(n_components, epsilon, mode="gmm", noise=noise, random_state=rng).fit(data.X_train, data.y_train)
     X_syn, y_syn = model.sample(len(data.X_train))
     return X_syn, y_syn, model.transform(data.X_test)
 
 
-def _adult_pca_gauss(data, epsilon, delta, rng, n_components):
+def _adult_pca_gauss(data, epsilon, delta, rng, n_components, noise="float"):
     basis = haar_stiefel(data.X_train.shape[1], n_components, random_state=rng)  # data-free basis
     model = PCAGauss(
-        n_components, epsilon, mode="gmm", basis=basis, bounds=(0.0, 1.0), n_classes=2, random_state=rng
+        n_components, epsilon, mode="gmm", basis=basis, bounds=(0.0, 1.0), n_classes=2, noise=noise, random_state=rng
     ).fit(data.X_train, data.y_train)
     X_syn, y_syn = model.sample(len(data.X_train))
     return X_syn, y_syn, model.transform(data.X_test)
 
 
-def _adult_dp_lda(data, epsilon, delta, rng, n_components):
-    model = DPLDAPublisher(epsilon, n_classes=2, group_sizes=data.group_sizes, random_state=rng)
+def _adult_dp_lda(data, epsilon, delta, rng, n_components, noise="float"):
+    model = DPLDAPublisher(epsilon, n_classes=2, group_sizes=data.group_sizes, noise=noise, random_state=rng)
     X_syn, y_syn = model.fit(data.X_train, data.y_train).sample()
     return X_syn, y_syn, data.X_test
 
 
-def _adult_mst(data, epsilon, delta, rng, n_components):
-    model = MST(epsilon, delta, domain_sizes=data.domain_sizes, random_state=rng).fit(data.codes_train)
+def _adult_mst(data, epsilon, delta, rng, n_components, noise="float"):
+    model = MST(epsilon, delta, domain_sizes=data.domain_sizes, noise=noise, random_state=rng).fit(data.codes_train)
     synth = model.sample(len(data.codes_train))
     sizes = data.domain_sizes[:-1]
     return _onehot_codes(synth[:, :-1], sizes), synth[:, -1], _onehot_codes(data.codes_test[:, :-1], sizes)
@@ -315,7 +315,7 @@ ADULT_METHODS = {
 
 
 def adult_classification(
-    data: AdultData, epsilon: float, delta: float, rng, *, n_components: int = 16, methods=None
+    data: AdultData, epsilon: float, delta: float, rng, *, n_components: int = 16, methods=None, noise: str = "float"
 ) -> dict:
     """Test accuracy of a logistic regression trained on each method's release of ``data``.
 
@@ -331,6 +331,8 @@ def adult_classification(
         Projected dimension of RON-Gauss and PCA-Gauss.
     methods : sequence of str, optional
         Names from ``ADULT_METHODS`` (default: all).
+    noise : {"float", "exact"}
+        Passed to every dpnb estimator (``"exact"``: exact discrete noise, see dpnb.exact_noise).
 
     Returns
     -------
@@ -342,7 +344,7 @@ def adult_classification(
     out = {}
     for child, (name, release) in zip(children, ADULT_METHODS.items(), strict=True):
         if name in names:
-            X_syn, y_syn, X_test = release(data, epsilon, delta, child, n_components)
+            X_syn, y_syn, X_test = release(data, epsilon, delta, child, n_components, noise)
             out[name] = _accuracy(X_syn, y_syn, X_test, data.y_test, child)
     return out
 
@@ -357,16 +359,18 @@ def captured_variance(X, components) -> float:
     return float(np.trace(V.T @ A @ V) / best)
 
 
-def _subspace_methods():
+def _subspace_methods(noise: str = "float"):
     return {
         "non-private PCA": lambda X, k, e, d, rng: top_eigenvectors(X.T @ X, k)[1].T,
         "data-free control (Haar)": lambda X, k, e, d, rng: haar_stiefel(X.shape[1], k, random_state=rng).T,
-        "MOD-SULQ (exact calibration)": lambda X, k, e, d, rng: ModSULQ(k, e, d, random_state=rng).fit(X).components_,
+        "MOD-SULQ (exact calibration)": lambda X, k, e, d, rng: (
+            ModSULQ(k, e, d, noise=noise, random_state=rng).fit(X).components_
+        ),
         "PPCA (exponential mechanism)": lambda X, k, e, d, rng: (
             PPCA(k, e, sampler="exact" if k == 1 else "gibbs", random_state=rng).fit(X).components_
         ),
         "Jiang DP-PCA": lambda X, k, e, d, rng: (
-            DPPCAPublisher(k, e, random_state=rng).fit(X * np.sqrt(X.shape[1])).components_
+            DPPCAPublisher(k, e, noise=noise, random_state=rng).fit(X * np.sqrt(X.shape[1])).components_
         ),
     }
 
@@ -404,7 +408,14 @@ PEER_MODULES = ("diffprivlib.models", "opendp.prelude", "opendp.extras.sklearn._
 
 
 def subspace_quality(
-    X, n_components: int, epsilon: float, delta: float, rng, methods=None, budget: TimeBudget | None = None
+    X,
+    n_components: int,
+    epsilon: float,
+    delta: float,
+    rng,
+    methods=None,
+    budget: TimeBudget | None = None,
+    noise: str = "float",
 ) -> dict:
     """Captured variance of each private top-``k`` subspace of ``X`` (rows of norm <= 1).
 
@@ -415,9 +426,10 @@ def subspace_quality(
     which lies there for rows that were binary before the division by ``sqrt(d)``.
 
     With a ``budget``, the libraries' DP-PCA (``PEER_SUBSPACES``) run under it; their score is
-    an :class:`Unfinished` where a fit gave no result.
+    an :class:`Unfinished` where a fit gave no result. ``noise`` reaches the dpnb estimators that add
+    noise (MOD-SULQ, Jiang's DP-PCA).
     """
-    registry = _subspace_methods()
+    registry = _subspace_methods(noise)
     names = list(registry) + list(PEER_SUBSPACES) if methods is None else list(methods)
     children = rng.spawn(len(registry) + len(PEER_SUBSPACES))
     out = {
@@ -447,19 +459,19 @@ def relative_distance_error(true, estimate) -> float:
     return float(np.sqrt(relative_l2_error(true, estimate)))
 
 
-def distance_preservation(X, n_components: int, epsilon: float, delta: float, rng) -> dict:
+def distance_preservation(X, n_components: int, epsilon: float, delta: float, rng, *, noise: str = "float") -> dict:
     """Relative error of all pairwise squared distances of ``X`` (binary rows, box ``[0, 1]``).
 
     DPPro publishes ``XR + noise`` with the whole-record sensitivity and estimates distances
     with its unbiased estimator (Theorem 3); Jiang's DP-PCA publishes each record's noisy
     projection, reconstructed; the Laplace identity query adds noise to every entry. The
-    data-free control answers 0 for every pair.
+    data-free control answers 0 for every pair. ``noise`` reaches all three releases.
     """
     true = _pairwise_squared(X)
     c_dppro, c_jiang, c_lap = rng.spawn(3)
-    dppro = DPPro(n_components, epsilon, delta, neighbor="record", random_state=c_dppro).fit(X)
-    jiang = DPPCAPublisher(n_components, epsilon, random_state=c_jiang).fit(X)
-    noisy = laplace_identity(X, epsilon, random_state=c_lap)
+    dppro = DPPro(n_components, epsilon, delta, neighbor="record", noise=noise, random_state=c_dppro).fit(X)
+    jiang = DPPCAPublisher(n_components, epsilon, noise=noise, random_state=c_jiang).fit(X)
+    noisy = laplace_identity(X, epsilon, random_state=c_lap, noise=noise)
     return {
         "data-free control (answer 0)": 1.0,
         "DPPro (record-level)": relative_distance_error(
@@ -507,20 +519,22 @@ def _rmse(X_train, y_train, X_test, y_test) -> float:
     return float(np.sqrt(np.mean((np.clip(prediction, -1.0, 1.0) - y_test) ** 2)))
 
 
-def _rf1_ron_gauss(data, epsilon, delta, rng, n_components):
-    model = RONGauss(n_components, epsilon, mode="supervised", label_bound=1.0, random_state=rng)
+def _rf1_ron_gauss(data, epsilon, delta, rng, n_components, noise="float"):
+    model = RONGauss(n_components, epsilon, mode="supervised", label_bound=1.0, noise=noise, random_state=rng)
     X_syn, y_syn = model.fit(data.X_train, data.y_train).sample(len(data.X_train))
     return _rmse(X_syn, y_syn, model.transform(data.X_test), data.y_test)
 
 
-def _rf1_pca_gauss(data, epsilon, delta, rng, n_components):
+def _rf1_pca_gauss(data, epsilon, delta, rng, n_components, noise="float"):
     basis = haar_stiefel(data.X_train.shape[1], n_components, random_state=rng)  # data-free basis
-    model = PCAGauss(n_components, epsilon, mode="supervised", basis=basis, bounds=(-1.0, 1.0), random_state=rng)
+    model = PCAGauss(
+        n_components, epsilon, mode="supervised", basis=basis, bounds=(-1.0, 1.0), noise=noise, random_state=rng
+    )
     X_syn, y_syn = model.fit(data.X_train, data.y_train).sample(len(data.X_train))
     return _rmse(X_syn, y_syn, model.transform(data.X_test), data.y_test)
 
 
-def _rf1_diffprivlib(data, epsilon, delta, rng, n_components):
+def _rf1_diffprivlib(data, epsilon, delta, rng, n_components, noise="float"):
     from diffprivlib.models import LinearRegression
 
     model = LinearRegression(
@@ -529,8 +543,8 @@ def _rf1_diffprivlib(data, epsilon, delta, rng, n_components):
     return float(np.sqrt(np.mean((np.clip(model.predict(data.X_test), -1.0, 1.0) - data.y_test) ** 2)))
 
 
-def _rf1_mst(data, epsilon, delta, rng, n_components):
-    model = MST(epsilon, delta, domain_sizes=data.domain_sizes, random_state=rng).fit(data.codes_train)
+def _rf1_mst(data, epsilon, delta, rng, n_components, noise="float"):
+    model = MST(epsilon, delta, domain_sizes=data.domain_sizes, noise=noise, random_state=rng).fit(data.codes_train)
     synth = model.sample(len(data.codes_train))
     centres = (np.arange(data.domain_sizes[-1]) + 0.5) * 2.0 / data.domain_sizes[-1] - 1.0
     sizes = data.domain_sizes[:-1]
@@ -543,8 +557,10 @@ def _rf1_mst(data, epsilon, delta, rng, n_components):
 
 
 RF1_METHODS = {
-    "real data (non-private)": lambda data, e, d, rng, k: _rmse(data.X_train, data.y_train, data.X_test, data.y_test),
-    "data-free control (midpoint)": lambda data, e, d, rng, k: float(np.sqrt(np.mean(data.y_test**2))),
+    "real data (non-private)": lambda data, e, d, rng, k, noise="float": _rmse(
+        data.X_train, data.y_train, data.X_test, data.y_test
+    ),
+    "data-free control (midpoint)": lambda data, e, d, rng, k, noise="float": float(np.sqrt(np.mean(data.y_test**2))),
     "RON-Gauss (supervised)": _rf1_ron_gauss,
     "PCA-Gauss (supervised, Haar basis)": _rf1_pca_gauss,
     "MST (tree sampling)": _rf1_mst,
@@ -552,11 +568,13 @@ RF1_METHODS = {
 }
 
 
-def rf1_regression(data: RegressionData, epsilon: float, delta: float, rng, *, n_components: int = 16) -> dict:
+def rf1_regression(
+    data: RegressionData, epsilon: float, delta: float, rng, *, n_components: int = 16, noise: str = "float"
+) -> dict:
     """RMSE (target units) on real held-out rows of a ridge regression trained on each release.
 
     The parameters are those of :func:`adult_classification`, with ``data`` a
-    :class:`RegressionData` and every method in ``RF1_METHODS`` run.
+    :class:`RegressionData` and every method in ``RF1_METHODS`` run (``noise`` reaches the dpnb estimators).
 
     Returns
     -------
@@ -566,7 +584,7 @@ def rf1_regression(data: RegressionData, epsilon: float, delta: float, rng, *, n
     """
     children = rng.spawn(len(RF1_METHODS))
     return {
-        name: data.y_half_range * release(data, epsilon, delta, child, n_components)
+        name: data.y_half_range * release(data, epsilon, delta, child, n_components, noise)
         for child, (name, release) in zip(children, RF1_METHODS.items(), strict=True)
     }
 
@@ -596,29 +614,31 @@ def _kmeans_centres(Z, n_clusters, rng) -> np.ndarray:
     return KMeans(n_clusters, n_init=1, random_state=sklearn_seed(rng)).fit(Z).cluster_centers_
 
 
-def _mnist_real(X, y, epsilon, delta, rng, k):
+def _mnist_real(X, y, epsilon, delta, rng, k, noise="float"):
     return _assign(_kmeans_centres(X, 10, rng), X)
 
 
-def _mnist_data_free(X, y, epsilon, delta, rng, k):
+def _mnist_data_free(X, y, epsilon, delta, rng, k, noise="float"):
     return _assign(rng.random((10, X.shape[1])), X)
 
 
-def _mnist_dppro(X, y, epsilon, delta, rng, k):
-    model = DPPro(k, epsilon, delta, neighbor="record", random_state=rng).fit(X)
+def _mnist_dppro(X, y, epsilon, delta, rng, k, noise="float"):
+    model = DPPro(k, epsilon, delta, neighbor="record", noise=noise, random_state=rng).fit(X)
     return _assign(_kmeans_centres(model.embedding_, 10, rng), model.transform(X))
 
 
-def _mnist_jiang(X, y, epsilon, delta, rng, k):
-    return _assign(_kmeans_centres(DPPCAPublisher(k, epsilon, random_state=rng).fit(X).publish(), 10, rng), X)
+def _mnist_jiang(X, y, epsilon, delta, rng, k, noise="float"):
+    return _assign(
+        _kmeans_centres(DPPCAPublisher(k, epsilon, noise=noise, random_state=rng).fit(X).publish(), 10, rng), X
+    )
 
 
-def _mnist_ron_gauss(X, y, epsilon, delta, rng, k):
-    model = RONGauss(k, epsilon, mode="gmm", random_state=rng).fit(X, y)
+def _mnist_ron_gauss(X, y, epsilon, delta, rng, k, noise="float"):
+    model = RONGauss(k, epsilon, mode="gmm", noise=noise, random_state=rng).fit(X, y)
     return _assign(_kmeans_centres(model.sample(len(X))[0], 10, rng), model.transform(X))
 
 
-def _mnist_diffprivlib(X, y, epsilon, delta, rng, k):
+def _mnist_diffprivlib(X, y, epsilon, delta, rng, k, noise="float"):
     from diffprivlib.models import KMeans as PrivateKMeans
 
     model = PrivateKMeans(10, epsilon=epsilon, bounds=(0.0, 1.0), random_state=sklearn_seed(rng)).fit(X)
@@ -635,17 +655,17 @@ MNIST_METHODS = {
 }
 
 
-def mnist_clustering(X, y, epsilon: float, delta: float, rng, *, n_components: int = 16) -> dict:
+def mnist_clustering(X, y, epsilon: float, delta: float, rng, *, n_components: int = 16, noise: str = "float") -> dict:
     """Adjusted Rand index against the digit labels of 10 clusters fitted on each release.
 
     KMeans (one initialisation) is fitted on each method's release and the real rows ``X`` (pixels
     scaled by the public 255 to ``[0, 1]``) are assigned to its nearest centre, in the space
     the release lives in (DPPro's and RON-Gauss's public projections). The data-free control
-    draws 10 centres uniformly in the box.
+    draws 10 centres uniformly in the box. ``noise`` reaches the dpnb estimators.
     """
     children = rng.spawn(len(MNIST_METHODS))
     return {
-        name: float(adjusted_rand_score(y, release(X, y, epsilon, delta, child, n_components)))
+        name: float(adjusted_rand_score(y, release(X, y, epsilon, delta, child, n_components, noise)))
         for child, (name, release) in zip(children, MNIST_METHODS.items(), strict=True)
     }
 

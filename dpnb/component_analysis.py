@@ -43,6 +43,7 @@ from sklearn.utils.validation import check_is_fitted
 
 from .audit import NeighborRelation
 from .estimator import PrivateEstimator, split_budget
+from .exact_noise import check_noise
 from .gram import indicator_gram
 from .linalg import top_eigenvectors, triangle
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
@@ -55,6 +56,8 @@ from .validation import (
     check_integer,
     check_n_components,
     check_random_state,
+    check_release_range,
+    check_sensitivity,
 )
 
 CALIBRATIONS = ("corrected", "paper")
@@ -607,6 +610,11 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     tight_projection : bool
         False: Lemma 2's ``sqrt(k p)``. True: ``sqrt(k (p1 + 2 p2))``, the same bound with the
         L2 diameter of the one-hot layout (equal for numeric data).
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Laplace noise. ``"exact"``: exact discrete
+        Laplace noise on a grid (:func:`dpnb.mechanisms.laplace_mechanism`), DP as stated; the sum
+        and the upper triangle of the moments then go through one joint call, so the pair costs
+        exactly ``epsilon / 2`` (two calls would each add their own rounding slack).
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -634,6 +642,7 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         group_sizes=(),
         calibration: str = "corrected",
         tight_projection: bool = False,
+        noise: str = "float",
         random_state=None,
     ):
         self.n_components = n_components
@@ -641,6 +650,7 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         self.group_sizes = group_sizes
         self.calibration = calibration
         self.tight_projection = tight_projection
+        self.noise = noise
         self.random_state = random_state
 
     def fit(self, X, y=None) -> DPPCAPublisher:
@@ -651,6 +661,7 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         epsilon, _ = self._check_privacy(needs_delta=False)
         X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
         check_choice(self.calibration, "calibration", CALIBRATIONS)
+        noise = check_noise(self.noise)
         if not isinstance(self.tight_projection, bool):
             raise TypeError(f"tight_projection must be a bool, got {type(self.tight_projection).__name__}")
         n, p = X.shape
@@ -665,20 +676,37 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         }
         # One joint Laplace mechanism on (sum x, triu sum xx^T): every coordinate gets scale 2s/epsilon.
         eps_moments = self.budget_["moments"][0]
-        mean = laplace_mechanism(sum_x, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
-        second = symmetric_laplace_mechanism(sum_xx, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
+        if noise == "exact":
+            noisy = laplace_mechanism(
+                np.concatenate([sum_x, triangle(sum_xx)]),
+                self.sensitivity_["moments"],
+                eps_moments,
+                random_state=rng,
+                noise=noise,
+            )
+            upper = np.zeros((p, p))
+            upper[np.triu_indices(p)] = noisy[p:]
+            mean, second = noisy[:p] / n, (upper + np.triu(upper, 1).T) / n
+        else:
+            mean = laplace_mechanism(sum_x, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
+            second = (
+                symmetric_laplace_mechanism(sum_xx, self.sensitivity_["moments"], eps_moments, random_state=rng) / n
+            )
         self.covariance_ = second - np.outer(mean, mean)
         self.components_ = top_eigenvectors(self.covariance_, k)[1].T
         self.mean_ = mean
-        self.scores_ = self._noisy_projections(X, rng)
+        self.scores_ = self._noisy_projections(X, rng, noise)
         self.n_features_in_ = p
         return self
 
-    def _noisy_projections(self, X, rng, chunk: int = 8192) -> np.ndarray:
+    def _noisy_projections(self, X, rng, noise: str = "float", chunk: int = 8192) -> np.ndarray:
         """Step 5: ``(X - mean_) U_k^T + Lap(2 sqrt(kp) / epsilon)`` per entry, in row chunks.
 
         ``X U_k^T - mean_ U_k^T``, so no centred copy of ``X``; the noise of each chunk is drawn
         right after the previous one's, so the draws are those of one ``n x k`` Laplace call.
+        With ``noise="exact"`` each chunk goes through :func:`dpnb.mechanisms.laplace_mechanism` on
+        its own grid: neighbours differ in one row, so only one chunk's input differs (the others
+        are the same values given the released mean and components).
         """
         scale = self.sensitivity_["projection"] / self.budget_["projection"][0]
         shift = self.mean_ @ self.components_.T
@@ -687,7 +715,13 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
             block = scores[start : start + chunk]
             np.matmul(X[start : start + chunk], self.components_.T, out=block)
             block -= shift
-            block += rng.laplace(0.0, scale, size=block.shape)
+            if noise == "exact":
+                epsilon = self.budget_["projection"][0]
+                block[...] = laplace_mechanism(
+                    block, self.sensitivity_["projection"], epsilon, random_state=rng, noise=noise
+                )
+            else:
+                block += rng.laplace(0.0, scale, size=block.shape)
         return scores
 
     def fit_transform(self, X, y=None, **fit_params) -> np.ndarray:
@@ -728,13 +762,15 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         return decode_dummies(out, self.group_sizes) if decode else out
 
 
-def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None) -> np.ndarray:
+def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None, noise="float") -> np.ndarray:
     """The Laplace mechanism on the raw records of ``X in [0,1]^{n x p}`` (Theorem 3, Fig. 2's LAP).
 
     Every entry gets ``Lap(r / epsilon)`` with ``r`` the replace-one L1 change of one row:
     ``r = p`` without ``group_sizes`` (the paper's ``Lap(p / epsilon)``, any row of
     ``[0,1]^p``) and ``r = p1 + 2 p2`` (:func:`row_diameter`) when ``group_sizes`` declares
     one-hot groups, whose rows then must be valid dummies. epsilon-DP either way.
+    ``noise``: numpy's floating-point Laplace noise (``"float"``, default) or exact discrete
+    Laplace noise on a grid (``"exact"``, :func:`dpnb.mechanisms.laplace_mechanism`).
     """
     epsilon = check_epsilon(epsilon)
     if group_sizes is None:
@@ -743,30 +779,53 @@ def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None) 
     else:
         X, n_numeric = check_onehot_data(X, group_sizes)
         sensitivity = row_diameter(n_numeric, len(_check_group_sizes(group_sizes)))
-    return laplace_mechanism(X, sensitivity, epsilon, random_state=random_state)
+    return laplace_mechanism(X, sensitivity, epsilon, random_state=random_state, noise=noise)
 
 
-def split_laplace(X, epsilon: float, bounds, *, random_state=None) -> np.ndarray:
+def split_laplace(X, epsilon: float, bounds, *, random_state=None, noise="float") -> np.ndarray:
     """Fig. 1's attribute-wise release: ``epsilon`` split evenly over the ``p`` attributes.
 
     Attribute ``j`` of every record gets ``Lap(p (high_j - low_j) / epsilon)`` (sequential
     composition over attributes, replace-one neighbours). ``bounds = (low, high)``: scalars or
-    per-attribute arrays, public; rows outside are rejected.
+    per-attribute arrays, public; rows outside are rejected. Bounds so wide (or ``epsilon`` so
+    small) that the release could overflow float64 are refused with a ValueError naming them.
+
+    ``noise="float"`` (default): numpy's floating-point Laplace noise. ``noise="exact"``: column ``j``
+    goes through :func:`dpnb.mechanisms.laplace_mechanism` with exact discrete Laplace noise on a
+    grid (sensitivity ``high_j - low_j`` at ``epsilon / p``), DP as stated.
     """
     epsilon = check_epsilon(epsilon)
+    noise = check_noise(noise)
     X, low, high = _check_bounded(X, bounds)
-    return X + check_random_state(random_state).laplace(0.0, X.shape[1] * (high - low) / epsilon, size=X.shape)
+    p = X.shape[1]
+    with np.errstate(over="ignore"):
+        scale = p * (high - low) / epsilon
+    check_release_range(np.maximum(np.abs(low), np.abs(high)), scale)
+    rng = check_random_state(random_state)
+    if noise == "exact":
+        columns = [
+            laplace_mechanism(X[:, j], check_sensitivity(high[j] - low[j]), epsilon / p, random_state=rng, noise=noise)
+            for j in range(p)
+        ]
+        return np.column_stack(columns)
+    return X + rng.laplace(0.0, scale, size=X.shape)
 
 
-def component_laplace(X, epsilon: float, direction, center, bounds, *, random_state=None) -> np.ndarray:
+def component_laplace(X, epsilon: float, direction, center, bounds, *, random_state=None, noise="float") -> np.ndarray:
     """Fig. 1's component-aware release: noise on one public direction ``u`` only.
 
     Each record is released as ``center + (u^T (x - center) + Lap(s / epsilon)) u`` with
     ``s = sum_j |u_j| (high_j - low_j)``, the L1 (here: absolute) change of ``u^T x`` over the
     box. ``direction`` and ``center`` must be public (common knowledge, not the data); the
-    part of ``x - center`` orthogonal to ``u`` is dropped.
+    part of ``x - center`` orthogonal to ``u`` is dropped. Bounds so wide (or ``epsilon`` so small)
+    that the release could overflow float64 are refused with a ValueError naming them.
+
+    ``noise="float"`` (default): numpy's floating-point Laplace noise. ``noise="exact"``: the
+    projections ``t`` go through :func:`dpnb.mechanisms.laplace_mechanism` with exact discrete
+    Laplace noise on a grid (sensitivity ``s``), DP as stated.
     """
     epsilon = check_epsilon(epsilon)
+    noise = check_noise(noise)
     X, low, high = _check_bounded(X, bounds)
     u = check_array(direction, ndim=1, name="direction")
     center = check_array(center, ndim=1, name="center")
@@ -774,8 +833,16 @@ def component_laplace(X, epsilon: float, direction, center, bounds, *, random_st
         raise ValueError(f"direction and center need {X.shape[1]} entries, got {u.size} and {center.size}")
     if not np.isclose(u @ u, 1.0):
         raise ValueError("direction must have unit L2 norm")
-    scale = np.abs(u) @ (high - low) / epsilon
-    t = (X - center) @ u + check_random_state(random_state).laplace(0.0, scale, size=X.shape[0])
+    with np.errstate(over="ignore"):
+        sensitivity = np.abs(u) @ (high - low)
+        scale = sensitivity / epsilon
+        reach = np.abs(u) @ np.maximum(np.abs(low - center), np.abs(high - center))  # public bound on |u^T (x - c)|
+    check_release_range(np.abs(center).max() + reach, scale)
+    rng = check_random_state(random_state)
+    if noise == "exact":
+        t = laplace_mechanism((X - center) @ u, check_sensitivity(sensitivity), epsilon, random_state=rng, noise=noise)
+    else:
+        t = (X - center) @ u + rng.laplace(0.0, scale, size=X.shape[0])
     return center + np.outer(t, u)
 
 
@@ -829,6 +896,9 @@ class DPLDAPublisher(PrivateEstimator):
         small share gives accurate counts).
     random_state : None, int, SeedSequence or Generator
         Drives the noise and, through the generator made in ``fit``, :meth:`sample`.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Laplace noise; ``"exact"``: exact discrete
+        Laplace noise on a grid (:func:`dpnb.mechanisms.laplace_mechanism`), DP as stated.
 
     Attributes
     ----------
@@ -855,6 +925,7 @@ class DPLDAPublisher(PrivateEstimator):
         group_sizes=(),
         calibration: str = "corrected",
         count_fraction: float = 0.1,
+        noise: str = "float",
         random_state=None,
     ):
         self.epsilon = epsilon
@@ -862,6 +933,7 @@ class DPLDAPublisher(PrivateEstimator):
         self.group_sizes = group_sizes
         self.calibration = calibration
         self.count_fraction = count_fraction
+        self.noise = noise
         self.random_state = random_state
 
     def _check_count_fraction(self) -> float:
@@ -878,6 +950,7 @@ class DPLDAPublisher(PrivateEstimator):
         f = self._check_count_fraction()
         n_classes = check_integer(self.n_classes, "n_classes", minimum=2)
         check_choice(self.calibration, "calibration", CALIBRATIONS)
+        noise = check_noise(self.noise)
         X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
         y = _check_labels(y, X.shape[:1], n_classes)
         counts = np.bincount(y, minlength=n_classes).astype(float)
@@ -895,9 +968,10 @@ class DPLDAPublisher(PrivateEstimator):
             self.sensitivity_["sums"],
             self.budget_["sums"][0],
             random_state=rng,
+            noise=noise,
         )
         noisy_counts = laplace_mechanism(
-            counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0], random_state=rng
+            counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0], random_state=rng, noise=noise
         )
         # post-processing with the public n (replace-one neighbours): a count lies in [1, n], so an
         # extreme epsilon never overflows the integer conversion

@@ -605,6 +605,9 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
     return np.clip(low + unit * (high - low), low, high)
 
 
+CLIP_TOLERANCE = 1e-12  # relative: rows this close to the radius are inside the ball (rounding)
+
+
 def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
     """Bound the L2 norm of every row.
 
@@ -615,9 +618,12 @@ def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
     radius : float, default 1.0
         Target L2 norm, > 0.
     mode : {"clip", "sphere"}, default "clip"
-        ``"clip"`` rescales only rows with norm > ``radius`` onto the ball and leaves the others
-        unchanged; ``"sphere"`` rescales every row to norm exactly ``radius`` (all-zero rows have no
-        direction and are rejected).
+        ``"clip"`` divides each row with norm > ``radius (1 + 1e-12)`` by ``norm / radius`` and leaves
+        the others unchanged (the tolerance absorbs rounding, so clipping clipped rows changes nothing
+        and the output depends on a row only through its clipped value); ``"sphere"`` rescales
+        every row to norm exactly ``radius``; an all-zero row has no direction and becomes
+        ``radius e_1`` (the first coordinate axis, a fixed public choice), so whether the call
+        succeeds never depends on the data.
 
     Returns
     -------
@@ -631,23 +637,27 @@ def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
         norms = np.linalg.norm(X, axis=1)
     # rows whose squared norm overflows (entries beyond about 1e154) or underflows: rescale first
     fix = np.flatnonzero(~np.isfinite(norms) | ((norms == 0) & np.any(X != 0, axis=1)))
+    original = X
     if fix.size:
         X = X.copy()
         peak = np.abs(X[fix]).max(axis=1)
         X[fix] /= peak[:, None]
         norms[fix] = np.linalg.norm(X[fix], axis=1)
     if mode == "clip":
-        scale = radius / np.maximum(norms, radius)
-    elif mode == "sphere":
-        zero = np.flatnonzero(norms == 0)
-        if zero.size:
-            raise ValueError(
-                f"{zero.size} row(s) of X are all zero (first: {zero[0]}) and cannot be put on the sphere; "
-                "drop them or use mode='clip'"
-            )
+        limit = np.full(len(X), radius)
+        if fix.size:
+            with np.errstate(over="ignore"):  # an underflowing row's limit may be inf: it is inside
+                limit[fix] = radius / peak  # the true norm is peak times norms[fix]
+        inside = norms <= limit * (1 + CLIP_TOLERANCE)
+        with np.errstate(divide="ignore", invalid="ignore"):  # zero rows are inside and kept
+            return np.where(inside[:, None], original, X / (norms / radius)[:, None])
+    else:
+        zero = norms == 0
+        if np.any(zero):  # no direction: the fixed public unit vector e_1 (never an error that depends on the data)
+            X = X.copy()
+            X[zero, 0] = 1.0
+            norms = np.where(zero, 1.0, norms)
         scale = radius / norms
-    if fix.size and mode == "clip":
-        scale[fix] = radius / np.maximum(norms[fix], radius / peak)  # rows now divided by their peak
     return X * scale[:, None]
 
 

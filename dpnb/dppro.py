@@ -39,6 +39,7 @@ from scipy import optimize, special, stats
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from . import exact_noise
 from .estimator import PrivateEstimator
 from .mechanisms import gaussian_sigma
 from .validation import (
@@ -52,6 +53,8 @@ from .validation import (
     check_n_components,
     check_positive,
     check_random_state,
+    check_release_range,
+    check_sensitivity,
 )
 
 NEIGHBORS = ("attribute", "record")
@@ -573,8 +576,19 @@ class DPPro(TransformerMixin, PrivateEstimator):
         One-hot column blocks, one per categorical attribute, for ``neighbor="attribute"``:
         changing such an attribute moves two columns at once (see :func:`attribute_sensitivity`).
         Rows that are not one-hot inside a declared block are rejected.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Gaussian noise at sigma (its set of possible
+        outputs depends on the data, Mironov 2012). ``"exact"``: exact discrete Gaussian noise on a
+        grid ``2^-j`` (:func:`dpnb.exact_noise.grid_gaussian_release_sigma`), the grid rounding
+        accounted for; with ``calibration="corrected"`` sigma then comes from the zCDP bound
+        (:func:`dpnb.exact_noise.zcdp_sigma`, ``gaussian`` no longer applies), so the release is
+        (epsilon, delta)-DP as stated; with ``"paper"`` or ``"lemma4"`` it keeps the zCDP
+        ``rho = Delta^2 / (2 sigma^2)`` of the continuous Gaussian at the paper's sigma.
     random_state : None, int, SeedSequence or Generator
         The same int gives the same ``R`` and noise on every fit.
+
+    Bounds so wide that the release could overflow float64, or so narrow that the sensitivity
+    underflows, are refused with a ValueError naming ``bounds``.
 
     Attributes
     ----------
@@ -588,7 +602,8 @@ class DPPro(TransformerMixin, PrivateEstimator):
     budget_ : dict
         ``{"projection": (epsilon, delta)}``: the release is one Gaussian mechanism.
     sigma_ : float
-        Noise standard deviation used (0 for ``epsilon = inf``).
+        Noise standard deviation used (0 for ``epsilon = inf``); with ``noise="exact"`` the discrete
+        Gaussian's sigma parameter in the units of ``X``.
     embedding_ : ndarray, shape (n_samples, n_components)
         The released matrix ``P`` of the training data.
     n_features_in_ : int
@@ -605,6 +620,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
         gaussian="analytic",
         bounds=(0.0, 1.0),
         attribute_groups=(),
+        noise="float",
         random_state=None,
     ):
         self.n_components = n_components
@@ -615,6 +631,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
         self.gaussian = gaussian
         self.bounds = bounds
         self.attribute_groups = attribute_groups
+        self.noise = noise
         self.random_state = random_state
 
     def fit(self, X, y=None):
@@ -629,6 +646,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
                 raise TypeError(f"{name} must be a string, one of {allowed}, got {type(value).__name__}")
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        noise = exact_noise.check_noise(self.noise)
         X, low, high = _check_data(X, self.bounds)
         d = X.shape[1]
         k = check_n_components(self.n_components, d)
@@ -649,19 +667,30 @@ class DPPro(TransformerMixin, PrivateEstimator):
             sensitivity = attribute_sensitivity(R, width, groups)
         else:
             sensitivity = record_sensitivity(R, width)
+        # public worst case of |X R| over the box: the release must stay finite (never read from X)
+        with np.errstate(over="ignore"):  # an overflow gives inf, refused next
+            magnitude = float((np.maximum(np.abs(low), np.abs(high)) @ np.abs(R)).max())
+        check_release_range(magnitude, check_sensitivity(sensitivity))
         if self.calibration == "paper":
             sigma = theorem2_sigma(sensitivity, epsilon, delta)
         elif self.calibration == "lemma4":
             sigma = lemma4_sigma(epsilon, delta, float(width[0]))
+        elif noise == "exact":
+            sigma = exact_noise.zcdp_sigma(sensitivity, epsilon, delta)
         else:
             sigma = gaussian_sigma(sensitivity, epsilon, delta, self.gaussian)
+        check_release_range(magnitude, sigma)
+        if noise == "exact":
+            embedding, sigma = exact_noise.grid_gaussian_release_sigma(X @ R, sensitivity, sigma, rng)
+        else:
+            embedding = _release(X, R, float(sigma), rng)
         self.projection_ = R
         self.components_ = R.T
         self.sensitivity_ = {"projection": float(sensitivity)}
         self.budget_ = {"projection": (epsilon, delta)}
         self.sigma_ = float(sigma)
         self.n_features_in_ = d
-        self.embedding_ = _release(X, R, self.sigma_, rng)
+        self.embedding_ = embedding
         return self
 
     def fit_transform(self, X, y=None):

@@ -531,7 +531,8 @@ def _zcdp_log_delta(epsilon, rho) -> float:
         return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1 / alpha)
 
     grid = np.geomspace(1 + 1e-9, 1e6, 2000)
-    values = [log_delta(a) for a in grid]
+    with np.errstate(over="ignore"):  # a huge rho overflows at large alpha: inf, never the minimum
+        values = [log_delta(a) for a in grid]
     i = int(np.argmin(values))
     lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
     golden = (math.sqrt(5) - 1) / 2
@@ -604,6 +605,28 @@ def laplace_scale_on_grid(sensitivity: float, epsilon: float, n_coordinates: int
 
 
 @functools.lru_cache(maxsize=256)  # a root search per call otherwise; the arguments are numbers
+def zcdp_rho(epsilon: float, delta: float) -> float:
+    """The largest zCDP ``rho`` (just inside the root) whose :func:`zcdp_delta` at ``epsilon`` meets ``delta``.
+
+    The root is bracketed in ``[1e-12, epsilon + 10]`` (``[1e-300, ...]`` when ``rho`` must be below
+    ``1e-12``), found to an absolute ``1e-15`` and, if that is too coarse for a tiny ``rho``, refined
+    to a relative ``1e-12``. An epsilon that no ``rho >= 1e-300`` serves is refused (ValueError).
+    """
+    gap = lambda rho: _zcdp_log_delta(epsilon, rho) - math.log(delta)  # noqa: E731
+    low = 1e-12 if gap(1e-12) < 0 else 1e-300
+    if gap(low) >= 0:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for exact Gaussian noise: no zCDP rho above 1e-300 meets "
+            f"delta={delta!r}; pass a larger epsilon"
+        )
+    rho = brentq(gap, low, epsilon + 10, xtol=1e-15) * (1 - 1e-9)  # just inside the root
+    if gap(rho) > 0:  # the absolute tolerance is coarse for a tiny rho
+        rho = brentq(gap, low, rho, xtol=1e-300, rtol=1e-12) * (1 - 1e-9)
+    if gap(rho) > 0:
+        raise RuntimeError("zCDP calibration failed to meet delta")
+    return rho
+
+
 def gaussian_sigma2_on_grid(
     sensitivity: float, epsilon: float, delta: float, n_coordinates: int
 ) -> tuple[int, Fraction]:
@@ -612,17 +635,43 @@ def gaussian_sigma2_on_grid(
     The discrete Gaussian with L2 sensitivity ``D`` (grid units) is ``rho = D^2 / (2 sigma^2)``-zCDP
     in any dimension (Canonne, Kamath & Steinke 2020: their concentrated-DP bound for the
     multivariate discrete Gaussian, the per-coordinate divergences adding up), converted
-    with :func:`zcdp_delta`; ``sigma^2`` is the smallest meeting ``delta``, rounded up to an integer.
-    For one coordinate :func:`discrete_gaussian_delta` is exact and smaller.
+    with :func:`zcdp_delta`; ``sigma^2`` is the smallest meeting ``delta`` (:func:`zcdp_rho`), rounded up
+    to an integer. For one coordinate :func:`discrete_gaussian_delta` is exact and smaller.
     """
     k = grid_exponent(sensitivity, n_coordinates)
     root_n = math.isqrt(n_coordinates - 1) + 1  # an integer >= sqrt(n_coordinates)
     d = Fraction(sensitivity) * Fraction(2) ** k + root_n  # exact upper bound on the grid L2 sensitivity
-    gap = lambda rho: _zcdp_log_delta(epsilon, rho) - math.log(delta)  # noqa: E731
-    rho = brentq(gap, 1e-12, epsilon + 10, xtol=1e-15) * (1 - 1e-9)  # just inside the root
-    if gap(rho) > 0:
-        raise RuntimeError("zCDP calibration failed to meet delta")
-    return k, Fraction(math.ceil(d * d / (2 * Fraction(rho))))
+    return k, Fraction(math.ceil(d * d / (2 * Fraction(zcdp_rho(epsilon, delta)))))
+
+
+def zcdp_sigma(sensitivity, epsilon, delta) -> float:
+    """``sensitivity / sqrt(2 rho)``: the sigma whose (discrete) Gaussian noise is (epsilon, delta)-DP through zCDP.
+
+    ``rho`` from :func:`zcdp_rho`. For an estimator that computes its own sigma, this replaces the
+    continuous Gaussian's calibration when it releases exact noise with
+    :func:`grid_gaussian_release_sigma` (about 8% above the analytic sigma at epsilon = 1,
+    delta = 1e-5). ``epsilon = inf`` gives 0.
+    """
+    sensitivity, epsilon, delta = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon), check_delta(delta)
+    if math.isinf(epsilon):
+        return 0.0
+    return sensitivity / math.sqrt(2 * zcdp_rho(epsilon, delta))
+
+
+def gaussian_sigma2_for_sigma(sensitivity: float, sigma: float, n_coordinates: int) -> tuple[int, Fraction]:
+    """Grid exponent ``k`` and discrete-Gaussian variance (grid units^2) with the zCDP ``rho`` of ``N(0, sigma^2)``.
+
+    The continuous Gaussian with L2 sensitivity ``Delta`` and standard deviation ``sigma`` is
+    ``rho = Delta^2 / (2 sigma^2)``-zCDP. On the grid the sensitivity is at most
+    ``D = Delta 2^k + ceil(sqrt(n))`` (:func:`grid_sensitivity`), so the variance is
+    ``(sigma 2^k D / (Delta 2^k))^2``, rounded up to a rational with denominator ``2^8``: then
+    ``D^2 / (2 sigma_grid^2) <= rho`` exactly, at a noise scale at most ``1 + 2^-20`` larger.
+    """
+    k = grid_exponent(sensitivity, n_coordinates)
+    root_n = math.isqrt(n_coordinates - 1) + 1
+    scaled = Fraction(sensitivity) * Fraction(2) ** k
+    variance = (Fraction(sigma) * Fraction(2) ** k * (scaled + root_n) / scaled) ** 2
+    return k, Fraction(math.ceil(variance * 256), 256)
 
 
 def grid_laplace_release(value, sensitivity, epsilon, rng, size=None) -> np.ndarray:
@@ -658,3 +707,48 @@ def grid_gaussian_release(value, sensitivity, epsilon, delta, rng, size=None) ->
     k, sigma2 = gaussian_sigma2_on_grid(sensitivity, epsilon, delta, max(1, value.size))
     base = round_to_grid(np.broadcast_to(value, shape).ravel(), k)
     return _from_grid(_add(base, sample_discrete_gaussian(sigma2, base.size, rng)), k, shape)
+
+
+def grid_gaussian_release_sigma(value, sensitivity, sigma, rng, size=None) -> tuple[np.ndarray, float]:
+    """Release ``value`` with exact discrete Gaussian noise on the grid ``2^-k``, at the privacy of ``N(0, sigma^2)``.
+
+    For estimators that compute their own ``sigma`` for L2 sensitivity ``sensitivity``: the release is
+    ``rho = sensitivity^2 / (2 sigma^2)``-zCDP, the zCDP guarantee of the continuous Gaussian it
+    replaces, with the grid rounding accounted for (:func:`gaussian_sigma2_for_sigma`). For an
+    (epsilon, delta) guarantee pass ``sigma = zcdp_sigma(sensitivity, epsilon, delta)``.
+    ``sigma = 0`` returns ``value`` unchanged.
+
+    Returns
+    -------
+    (release, effective_sigma): the release (shape of ``value``, ``size`` stacked in front) and the
+    standard deviation parameter of its noise in the units of ``value`` (``sqrt(variance) 2^-k``).
+    """
+    value = check_array(value, ndim=None, name="value")
+    sensitivity = check_positive(sensitivity, "sensitivity")
+    shape = value.shape if size is None else (check_integer(size, "size"), *value.shape)
+    if sigma == 0:
+        return np.broadcast_to(value, shape).copy(), 0.0
+    sigma = check_positive(sigma, "sigma")
+    k, sigma2 = gaussian_sigma2_for_sigma(sensitivity, sigma, max(1, value.size))
+    base = round_to_grid(np.broadcast_to(value, shape).ravel(), k)
+    release = _from_grid(_add(base, sample_discrete_gaussian(sigma2, base.size, rng)), k, shape)
+    return release, math.ldexp(math.sqrt(sigma2), -k)
+
+
+def integer_gaussian_noise(sigma, shape, rng) -> np.ndarray:
+    """Exact discrete Gaussian noise for integer-valued queries (counts), as float64 of ``shape``.
+
+    The variance is ``sigma^2`` rounded up to a rational with denominator ``2^8``, so for an integer
+    query with L2 sensitivity ``Delta`` the release keeps (at most) the zCDP ``rho = Delta^2 / (2 sigma^2)``
+    of ``N(0, sigma^2)`` noise (Canonne, Kamath & Steinke 2020). No grid: counts are integers already.
+    ``sigma = 0`` gives zeros.
+    """
+    shape = tuple(np.atleast_1d(shape)) if not isinstance(shape, tuple) else shape
+    size = math.prod(shape)
+    if sigma == 0:
+        return np.zeros(shape)
+    sigma = check_positive(sigma, "sigma")
+    variance = Fraction(math.ceil(Fraction(sigma) ** 2 * 256), 256)
+    draws = sample_discrete_gaussian(variance, size, rng)
+    values = draws.astype(float) if draws.dtype == np.int64 else np.array([float(v) for v in draws])
+    return values.reshape(shape)

@@ -30,6 +30,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator
+from .exact_noise import check_noise, integer_gaussian_noise
 from .validation import MAX_SAMPLES, check_array, check_bounds, check_integer
 
 HISTOGRAM_L2 = math.sqrt(2.0)  # replace one record: one count -1, another +1
@@ -79,7 +80,10 @@ def _check_codes(X, domain_sizes) -> tuple[np.ndarray, np.ndarray]:
         )
     X = np.asarray(X)
     if not np.issubdtype(X.dtype, np.integer):
-        raise TypeError(f"X must be an array of integer codes (see dpnb.mst.discretize), got dtype {X.dtype}")
+        raise TypeError(
+            f"X must be a numeric array of integer codes, got dtype {X.dtype}; encode text and categories "
+            "as integers first (see dpnb.mst.discretize)"
+        )
     if X.ndim != 2:
         raise ValueError(f"X must be 2-dimensional (records x columns), got shape {X.shape}")
     if domain_sizes is None:
@@ -101,6 +105,12 @@ class MST(PrivateEstimator):
     delta : float in (0, 1)
     domain_sizes : sequence of int
         Public number of values of each column.
+    noise : {"float", "exact"}
+        Noise of the measured marginals. ``"float"`` (default): numpy's floating-point Gaussian
+        noise. ``"exact"``: exact discrete Gaussian noise on the integer counts at the same sigma
+        (variance rounded up to a multiple of ``2^-8``: :func:`dpnb.exact_noise.integer_gaussian_noise`),
+        which keeps each measurement's zCDP ``rho`` exactly, so ``budget_`` is unchanged. The
+        tree selection (exponential mechanism) samples in floating point either way.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -117,17 +127,23 @@ class MST(PrivateEstimator):
         L2 sensitivity of each measured histogram and L1 sensitivity of the selection score.
     """
 
-    def __init__(self, epsilon=1.0, delta=1e-9, *, domain_sizes=None, random_state=None):
+    def __init__(self, epsilon=1.0, delta=1e-9, *, domain_sizes=None, noise="float", random_state=None):
         self.epsilon = epsilon
         self.delta = delta
+        self.noise = noise
         self.domain_sizes = domain_sizes
         self.random_state = random_state
 
     def fit(self, X, y=None):
         """Measure the marginals and select the tree. ``X``: integer codes; ``y`` ignored."""
         epsilon, delta = self._check_privacy()
+        noise = check_noise(self.noise)
         X, sizes = _check_codes(X, self.domain_sizes)
         rng = self._make_rng()
+        if noise == "exact":
+            draw = lambda sigma, shape: integer_gaussian_noise(sigma, shape, rng)  # noqa: E731
+        else:
+            draw = lambda sigma, shape: rng.normal(0.0, sigma, shape)  # noqa: E731
         n, d = X.shape
         if d < 2:
             raise ValueError("MST needs at least two columns")
@@ -137,7 +153,7 @@ class MST(PrivateEstimator):
                 f"epsilon={epsilon!r} is too small: the zCDP budget rho underflows to 0; pass a larger epsilon"
             )
         sigma1 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt(d / (2 * rho))
-        one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + rng.normal(0.0, sigma1, sizes[j]) for j in range(d)}
+        one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + draw(sigma1, (sizes[j],)) for j in range(d)}
         eps_select = math.inf if math.isinf(rho) else math.sqrt(8 * rho / (d - 1))
         edges = self._select(X, sizes, one_way, eps_select, rng)
         sigma2 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt((d - 1) / (2 * rho))
@@ -145,7 +161,7 @@ class MST(PrivateEstimator):
         for i, j in edges:
             table = np.zeros((sizes[i], sizes[j]))
             np.add.at(table, (X[:, i], X[:, j]), 1.0)
-            marginals[(i, j)] = table + rng.normal(0.0, sigma2, table.shape)
+            marginals[(i, j)] = table + draw(sigma2, table.shape)
         self.edges_, self.marginals_ = edges, marginals
         self.n_features_in_, self.n_samples_seen_ = d, n
         self.domain_sizes_ = sizes

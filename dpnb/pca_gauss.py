@@ -35,6 +35,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator, split_budget
+from .exact_noise import check_noise
 from .linalg import gaussian_draws, project_psd, top_eigenvectors
 from .mechanisms import (
     laplace_mechanism,
@@ -46,13 +47,16 @@ from .validation import (
     check_array,
     check_bounds,
     check_choice,
+    check_epsilon,
     check_fraction,
     check_in_box,
     check_integer,
     check_matrix_in_box,
     check_n_components,
     check_positive,
+    check_release_range,
     check_row_norms,
+    check_sensitivity,
 )
 
 MODES = ("unsupervised", "supervised", "gmm")
@@ -77,6 +81,13 @@ def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
             "overflows; rescale the data to a smaller public box"
         )
     return c
+
+
+def _check_range(magnitude, sensitivity, epsilon) -> None:
+    """Refuse (naming ``bounds``) a Laplace release of values up to ``magnitude`` that could overflow float64."""
+    with np.errstate(over="ignore"):
+        scale = sensitivity / epsilon
+    check_release_range(magnitude, scale)
 
 
 def _check_calibration(calibration) -> str:
@@ -106,9 +117,9 @@ def second_moment_sensitivity(coordinate_bound, n_samples, *, part: str = "upper
     n = check_integer(n_samples, "n_samples")
     s1, s2 = c.sum(), (c**2).sum()
     if part == "upper":
-        return float((s1**2 + s2) / (2 * n))
+        return check_sensitivity((s1**2 + s2) / (2 * n))
     if part == "full":
-        return float(s1**2 / n)
+        return check_sensitivity(s1**2 / n)
     raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
 
 
@@ -127,7 +138,7 @@ def eigenvalue_sensitivity(
     n = check_integer(n_samples, "n_samples")
     a2 = float(np.mean(coordinate_bounds(bounds, n_features) ** 2))
     factor = min(k, 2) if _check_calibration(calibration) == "corrected" else k
-    return float(factor * a2 / n)
+    return check_sensitivity(factor * a2 / n)
 
 
 def gmm_sensitivities(n_components, bound=1.0) -> dict:
@@ -141,7 +152,8 @@ def gmm_sensitivities(n_components, bound=1.0) -> dict:
     """
     k = check_integer(n_components, "n_components")
     a = check_positive(bound, "bound")
-    return {"counts": 2.0, "sums": 2.0 * k * a, "second_moments": float(k * (k + 1) * a**2)}
+    second = check_sensitivity(k * (k + 1) * a**2)
+    return {"counts": 2.0, "sums": check_sensitivity(2.0 * k * a), "second_moments": second}
 
 
 # --------------------------------------------------------------------------------------
@@ -175,14 +187,19 @@ def reduce_features(X, basis, *, bounds=(-1.0, 1.0)) -> np.ndarray:
     return X @ W / feature_scale(W, (low, high))
 
 
-def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None) -> np.ndarray:
+def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None, noise="float") -> np.ndarray:
     """LapPCA (Section VII): top-``K`` eigenvectors of a Laplace-noised second-moment matrix.
 
     Steps: ``C = X^T X / N`` (Eq. 2, data assumed centred about the public origin), symmetric
     Laplace noise with the upper-triangle sensitivity (``M (M + 1) a^2 / (2 N)`` for the cube,
     :func:`second_moment_sensitivity`), then the top-``K`` eigenvectors, not singular vectors (the paper says "SVD";
     singular vectors of a noisy indefinite matrix can pick a large negative eigenvalue instead).
-    epsilon-DP; ``epsilon=inf`` gives the exact PCA. Rows outside the box are rejected.
+    epsilon-DP; ``epsilon=inf`` gives the exact PCA. Rows outside the box are rejected; bounds so
+    wide (or epsilon so small) that the noisy matrix could overflow, or so narrow that the
+    sensitivity underflows, are refused naming ``bounds``.
+
+    ``noise="float"`` (default): numpy's floating-point Laplace noise; ``noise="exact"``: exact
+    discrete Laplace noise on a grid (:func:`dpnb.mechanisms.symmetric_laplace_mechanism`).
 
     Returns
     -------
@@ -193,13 +210,24 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None) 
     X = check_in_box(X, low, high)
     n, m = X.shape
     k = check_n_components(n_components, m)
-    sens = second_moment_sensitivity(coordinate_bounds((low, high)), n)
-    noisy = symmetric_laplace_mechanism(X.T @ X / n, sens, epsilon, random_state=random_state)
+    c = coordinate_bounds((low, high))
+    sens = second_moment_sensitivity(c, n)
+    _check_range(c.max() ** 2, sens, check_epsilon(epsilon))  # entries of X^T X / N are at most max c_j^2
+    noisy = symmetric_laplace_mechanism(X.T @ X / n, sens, epsilon, random_state=random_state, noise=noise)
     return top_eigenvectors(noisy, k)[1]
 
 
 def analyze_gauss_pca(
-    X, n_components, epsilon, delta, *, data_norm=1.0, calibration="corrected", gaussian="analytic", random_state=None
+    X,
+    n_components,
+    epsilon,
+    delta,
+    *,
+    data_norm=1.0,
+    calibration="corrected",
+    gaussian="analytic",
+    random_state=None,
+    noise="float",
 ) -> np.ndarray:
     """Analyze-Gauss PCA (Dwork, Talwar, Thakurta, Zhang 2014): symmetric Gaussian noise on ``X^T X``.
 
@@ -210,6 +238,10 @@ def analyze_gauss_pca(
     Gaussian calibration, ``"analytic"`` or ``"classic"`` (refused for epsilon >= 1).
     (epsilon, delta)-DP.
 
+    ``noise="float"`` (default): numpy's floating-point Gaussian noise; ``noise="exact"``: exact
+    discrete Gaussian noise on a grid (:func:`dpnb.mechanisms.symmetric_gaussian_mechanism`), whose
+    sigma comes from the zCDP bound, so ``gaussian`` no longer applies.
+
     Returns
     -------
     ndarray of shape (M, K), orthonormal columns.
@@ -219,7 +251,7 @@ def analyze_gauss_pca(
     k = check_n_components(n_components, X.shape[1])
     factor = np.sqrt(2.0) if _check_calibration(calibration) == "corrected" else 1.0
     noisy = symmetric_gaussian_mechanism(
-        X.T @ X, factor * r**2, epsilon, delta, calibration=gaussian, random_state=random_state
+        X.T @ X, factor * r**2, epsilon, delta, calibration=gaussian, random_state=random_state, noise=noise
     )
     return top_eigenvectors(noisy, k)[1]
 
@@ -299,6 +331,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         ``"paper"``: the paper's reconstructed values (Algorithm 1 ``K a^2 / N``, Algorithm 2
         ``(K^2 + 4K + 1) a^2 / N``, Algorithm 3 per class ``2Ka/N_c`` and ``K^2 a^2 / N_c`` with
         the exact class sizes) -- **not** differentially private for "gmm"; for audits only.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Laplace noise (its set of possible outputs
+        depends on the data, Mironov 2012); ``"exact"``: exact discrete Laplace noise on a grid
+        (:func:`dpnb.mechanisms.laplace_mechanism` and its symmetric variant), DP as stated.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -330,6 +366,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         mean_fraction=None,
         count_fraction=0.05,
         calibration="corrected",
+        noise="float",
         random_state=None,
     ):
         self.n_components = n_components
@@ -342,6 +379,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         self.mean_fraction = mean_fraction
         self.count_fraction = count_fraction
         self.calibration = calibration
+        self.noise = noise
         self.random_state = random_state
 
     # -- fitting ------------------------------------------------------------------------
@@ -382,6 +420,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         """Validate the non-privacy parameters; returns the resolved budget fractions."""
         check_choice(self.mode, "mode", MODES)
         _check_calibration(self.calibration)
+        check_noise(self.noise)
         check_integer(self.n_components, "n_components")
         check_positive(self.label_bound, "label_bound")
         if self.mode in ("supervised", "gmm") and self.basis is None:
@@ -415,7 +454,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         n, m = X.shape
         eigenvalues = pca_spectrum(X)[:k]
         sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, calibration=self.calibration)
-        noisy = np.atleast_1d(laplace_mechanism(eigenvalues, sens, epsilon, random_state=state["_rng"]))
+        _check_range(state["_bound"] ** 2, sens, epsilon)  # eigenvalues of X^T X / (N M) are at most max c_j^2
+        noisy = np.atleast_1d(
+            laplace_mechanism(eigenvalues, sens, epsilon, random_state=state["_rng"], noise=self.noise)
+        )
         state["budget_"] = split_budget(epsilon, 0.0, {"eigenvalues": 1.0})
         state["sensitivity_"] = {"eigenvalues": sens}
         state["mean_"] = np.zeros(k)
@@ -431,15 +473,20 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             sens_cov = (k**2 + 4 * k + 1) * state["_bound"] ** 2 / n  # Theorem 5 (reconstructed), b = a
         else:
             sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
+        _check_range(bounds.max() ** 2, sens_cov, state["budget_"]["second_moment"][0])
+        if mean_fraction:
+            _check_range(bounds.max(), 2.0 * bounds.sum() / n, state["budget_"]["mean"][0])
         second = symmetric_laplace_mechanism(
-            second_moment, sens_cov, state["budget_"]["second_moment"][0], random_state=state["_rng"]
+            second_moment, sens_cov, state["budget_"]["second_moment"][0], random_state=state["_rng"], noise=self.noise
         )
         state["sensitivity_"] = {"second_moment": sens_cov}
         mean = np.zeros(second_moment.shape[0])
         if mean_fraction:
             sens_mean = 2.0 * bounds.sum() / n
             mean = np.clip(
-                laplace_mechanism(mean_z, sens_mean, state["budget_"]["mean"][0], random_state=state["_rng"]),
+                laplace_mechanism(
+                    mean_z, sens_mean, state["budget_"]["mean"][0], random_state=state["_rng"], noise=self.noise
+                ),
                 -bounds,
                 bounds,
             )
@@ -459,17 +506,27 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                 "second_moments": 1.0 - fractions["count"] - fractions["mean"],
             },
         )
+        n, a = Z.shape[0], state["_bound"]
+        for name, magnitude in (("counts", n), ("sums", n * a), ("second_moments", n * a * a)):
+            _check_range(magnitude, sens[name], state["budget_"][name][0])  # public worst cases
         onehot = np.eye(c)[y]
         counts = laplace_mechanism(
-            onehot.sum(axis=0), sens["counts"], state["budget_"]["counts"][0], random_state=state["_rng"]
+            onehot.sum(axis=0),
+            sens["counts"],
+            state["budget_"]["counts"][0],
+            random_state=state["_rng"],
+            noise=self.noise,
         )
-        sums = laplace_mechanism(onehot.T @ Z, sens["sums"], state["budget_"]["sums"][0], random_state=state["_rng"])
+        sums = laplace_mechanism(
+            onehot.T @ Z, sens["sums"], state["budget_"]["sums"][0], random_state=state["_rng"], noise=self.noise
+        )
         second = [
             symmetric_laplace_mechanism(
                 Z[y == j].T @ Z[y == j],
                 sens["second_moments"],
                 state["budget_"]["second_moments"][0],
                 random_state=state["_rng"],
+                noise=self.noise,
             )
             for j in range(c)
         ]
@@ -501,6 +558,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                         state["sensitivity_"]["class_means"][j],
                         state["budget_"]["class_means"][0],
                         random_state=state["_rng"],
+                        noise=self.noise,
                     ),
                     -a,
                     a,
@@ -514,6 +572,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                         state["sensitivity_"]["class_covariances"][j],
                         state["budget_"]["class_covariances"][0],
                         random_state=state["_rng"],
+                        noise=self.noise,
                     )
                 )
             )

@@ -34,6 +34,7 @@ from threadpoolctl import threadpool_limits
 from .bingham import bingham_gibbs, vector_bingham_exact
 from .datasets import normalize_rows
 from .estimator import PrivateEstimator
+from .exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
 from .linalg import symmetrize_upper
 from .mechanisms import gaussian_sigma
 from .validation import (
@@ -164,6 +165,7 @@ def mod_sulq(
     data_norm: float = 1.0,
     n_draws: int = 1,
     random_state=None,
+    noise: str = "float",
 ) -> np.ndarray:
     """MOD-SULQ (Algorithm 1): ``n_draws`` independent releases, shape ``(n_draws, d, n_components)``.
 
@@ -171,12 +173,37 @@ def mod_sulq(
     releasing several draws of the same data composes. Negative eigenvalues of ``A + N`` are
     harmless: only its eigenvectors are released (no PSD projection is needed because nothing
     is sampled from it).
+
+    ``noise="float"`` (default): numpy's floating-point Gaussian noise. ``noise="exact"``: the upper
+    triangle of ``A`` is released with exact discrete Gaussian noise on a grid
+    (:func:`dpnb.exact_noise.grid_gaussian_release_sigma`, the grid rounding accounted for) and
+    mirrored; with ``calibration="corrected"`` sigma then comes from the zCDP bound
+    (:func:`mod_sulq_noise_sigma`; ``gaussian`` no longer applies), so each draw is
+    (epsilon, delta)-DP as stated; with ``"paper"`` it keeps the zCDP ``rho`` of Gaussian noise at ``beta``.
     """
     A, n, d, k, epsilon, n_draws = _check_common(X, n_components, epsilon, data_norm, n_draws)
-    sigma = mod_sulq_sigma(d, n, epsilon, delta, calibration, gaussian)
+    sigma = mod_sulq_noise_sigma(d, n, epsilon, delta, calibration, gaussian, noise)
     rng = check_random_state(random_state)
-    noise = symmetrize_upper(rng.normal(0.0, sigma, size=(n_draws, d, d)))
-    return _top_k(A + noise, k)
+    if noise == "exact":
+        rows, cols = np.triu_indices(d)
+        upper = np.zeros((n_draws, d, d))
+        upper[:, rows, cols] = grid_gaussian_release_sigma(
+            A[rows, cols], second_moment_sensitivity(n), sigma, rng, size=n_draws
+        )[0]
+        return _top_k(upper + np.triu(upper, 1).transpose(0, 2, 1), k)
+    perturbation = symmetrize_upper(rng.normal(0.0, sigma, size=(n_draws, d, d)))
+    return _top_k(A + perturbation, k)
+
+
+def mod_sulq_noise_sigma(
+    n_features, n_samples, epsilon, delta, calibration="corrected", gaussian="analytic", noise="float"
+):
+    """The sigma :func:`mod_sulq` uses: :func:`mod_sulq_sigma`, or for ``noise="exact"`` with the
+    corrected calibration :func:`dpnb.exact_noise.zcdp_sigma` of the sensitivity ``sqrt(2) / n``."""
+    sigma = mod_sulq_sigma(n_features, n_samples, epsilon, delta, calibration, gaussian)
+    if check_noise(noise) == "exact" and calibration == "corrected" and sigma > 0:
+        return zcdp_sigma(second_moment_sensitivity(n_samples), epsilon, delta)
+    return sigma
 
 
 # --------------------------------------------------------------------------------------
@@ -367,6 +394,10 @@ class ModSULQ(_PrivateSubspace):
         Gaussian calibration used by ``"corrected"``.
     data_norm : float
         Public bound on every row's L2 norm; rows beyond it are rejected.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Gaussian noise; ``"exact"``: exact discrete
+        Gaussian noise on a grid, with sigma from the zCDP bound for ``"corrected"`` (see
+        :func:`mod_sulq`).
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -390,6 +421,7 @@ class ModSULQ(_PrivateSubspace):
         calibration: str = "corrected",
         gaussian: str = "analytic",
         data_norm: float = 1.0,
+        noise: str = "float",
         random_state=None,
     ):
         self.n_components = n_components
@@ -398,6 +430,7 @@ class ModSULQ(_PrivateSubspace):
         self.calibration = calibration
         self.gaussian = gaussian
         self.data_norm = data_norm
+        self.noise = noise
         self.random_state = random_state
 
     def fit(self, X, y=None) -> ModSULQ:
@@ -412,9 +445,10 @@ class ModSULQ(_PrivateSubspace):
             gaussian=self.gaussian,
             data_norm=self.data_norm,
             random_state=self._make_rng(),
+            noise=self.noise,
         )
         n, d = np.shape(X)
-        self.sigma_ = mod_sulq_sigma(d, n, epsilon, delta, self.calibration, self.gaussian)
+        self.sigma_ = mod_sulq_noise_sigma(d, n, epsilon, delta, self.calibration, self.gaussian, self.noise)
         self.components_ = V[0].T
         self.budget_ = {"second_moment": (epsilon, delta)}
         self.sensitivity_ = {"second_moment": second_moment_sensitivity(n)}

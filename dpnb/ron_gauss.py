@@ -43,6 +43,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator, split_budget
+from .exact_noise import check_noise
 from .linalg import gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 from .validation import (
@@ -193,7 +194,7 @@ def projected_identity_sensitivity(basis) -> float:
     return 2.0 * np.sqrt(B.shape[0]) * float(np.linalg.norm(B, 2))
 
 
-def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
+def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None, noise="float"):
     """Li et al.'s release: a Bernoulli random projection plus the Laplace identity query (epsilon-DP).
 
     ``R`` has i.i.d. entries ``+-1/sqrt(k)`` (data-independent), the release is
@@ -206,6 +207,9 @@ def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
     n_components : int
     epsilon : float (``inf``: no noise)
     random_state : None, int, SeedSequence or Generator
+    noise : {"float", "exact"}
+        numpy's floating-point Laplace noise (default), or exact discrete Laplace noise on a grid
+        (:func:`dpnb.mechanisms.laplace_mechanism`), DP as stated.
 
     Returns
     -------
@@ -219,10 +223,10 @@ def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
     eps = check_epsilon(epsilon)
     rng = check_random_state(random_state)
     R = rng.choice([-1.0, 1.0], size=(k, X.shape[1])) / np.sqrt(k)
-    return laplace_mechanism(X @ R.T, projected_identity_sensitivity(R), eps, random_state=rng), R
+    return laplace_mechanism(X @ R.T, projected_identity_sensitivity(R), eps, random_state=rng, noise=noise), R
 
 
-def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_state=None):
+def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_state=None, noise="float"):
     """Jiang et al.'s release: DP-PCA (``epsilon/2``) then the Laplace identity query (``epsilon/2``).
 
     The PCA basis is the top-``k`` eigenvectors of the second moment of the rows with mirrored
@@ -231,8 +235,8 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
 
     Parameters
     ----------
-    X_unit, n_components, epsilon, random_state
-        As in :func:`bernoulli_identity`.
+    X_unit, n_components, epsilon, random_state, noise
+        As in :func:`bernoulli_identity` (``noise`` applies to both releases).
     second_moment : ndarray (n_features, n_features), optional
         ``X_unit.T @ X_unit / n_samples`` if already formed: it depends on the data only, not on any draw, so
         a loop over releases of the same rows forms it once. None: formed here.
@@ -252,9 +256,9 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
         second_moment = X.T @ X / n
     elif check_array(second_moment, ndim=2, name="second_moment").shape != (m, m):
         raise ValueError(f"second_moment must have shape ({m}, {m}), got {np.shape(second_moment)}")
-    S = symmetric_laplace_mechanism(second_moment, covariance_sensitivity(m, n), eps / 2, random_state=rng)
+    S = symmetric_laplace_mechanism(second_moment, covariance_sensitivity(m, n), eps / 2, random_state=rng, noise=noise)
     V = top_eigenvectors(S, k)[1].T
-    return laplace_mechanism(X @ V.T, projected_identity_sensitivity(V), eps / 2, random_state=rng), V
+    return laplace_mechanism(X @ V.T, projected_identity_sensitivity(V), eps / 2, random_state=rng, noise=noise), V
 
 
 # ---------------------------------------------------------------------------------------
@@ -472,6 +476,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         Algorithm 5 always samples around the class means.
     projection : {"haar", "paper"}
         ``"haar"``: :func:`dpnb.linalg.haar_stiefel`; ``"paper"``: :func:`algorithm2_projection`.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Laplace noise (its set of possible outputs
+        depends on the data, Mironov 2012); ``"exact"``: exact discrete Laplace noise on a grid
+        (:func:`dpnb.mechanisms.laplace_mechanism` and its symmetric variant), DP as stated.
     random_state : None, int, SeedSequence or Generator
 
     Attributes
@@ -505,6 +513,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         reconstruct=False,
         add_mean=False,
         projection="haar",
+        noise="float",
         random_state=None,
     ):
         self.n_components = n_components
@@ -515,6 +524,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         self.reconstruct = reconstruct
         self.add_mean = add_mean
         self.projection = projection
+        self.noise = noise
         self.random_state = random_state
 
     # -- validation ---------------------------------------------------------------------
@@ -522,6 +532,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         epsilon, _ = self._check_privacy(needs_delta=False)
         check_choice(self.mode, "mode", MODES)
         check_choice(self.projection, "projection", PROJECTIONS)
+        check_noise(self.noise)
         frac = self.mean_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real):
             raise TypeError(f"mean_fraction must be a real number in (0, 1), got {type(frac).__name__}")
@@ -548,19 +559,25 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         y = np.asarray(y)
         if y.ndim != 1 or y.shape[0] != n:
             raise ValueError(f"y must be 1-dimensional with {n} entries (one per row of X), got shape {y.shape}")
-        return check_array(y, ndim=1, name="y") if self.mode == "supervised" else y
+        if self.mode == "supervised":
+            return check_array(y, ndim=1, name="y")
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite class labels; drop those records or give them a class")
+        return y
 
     # -- Algorithm 1 and the covariance step --------------------------------------------
     def _dp_mean(self, mean, sensitivity, rng):
         """Laplace DP release of the mean of the pre-normalised rows (Lemma 2: ``2 sqrt(m) / n``)."""
-        return laplace_mechanism(mean, sensitivity, self.budget_["mean"][0], random_state=rng)
+        return laplace_mechanism(mean, sensitivity, self.budget_["mean"][0], random_state=rng, noise=self.noise)
 
     def _dp_second_moment(self, gram, n, label_bound, rng):
         """``gram / n`` (``gram = Z^T Z`` over ``n`` rows) with mirrored Laplace noise (corrected Lemma 4/5), then
         PSD projection."""
         q = gram.shape[0]
         sens = covariance_sensitivity(q if label_bound is None else q - 1, n, label_bound)
-        S = symmetric_laplace_mechanism(gram / n, sens, self.budget_["covariance"][0], random_state=rng)
+        S = symmetric_laplace_mechanism(
+            gram / n, sens, self.budget_["covariance"][0], random_state=rng, noise=self.noise
+        )
         return project_psd(S), sens
 
     def _draw_projection(self, m, p, rng):

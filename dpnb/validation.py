@@ -198,6 +198,50 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds")
     return low, high
 
 
+def check_sensitivity(value, name: str = "bounds") -> float:
+    """Return a sensitivity computed from public parameters after checking it is a positive normal float.
+
+    A box so narrow that ``(high - low)^2 / N`` underflows to 0 (or a subnormal, where relative
+    precision is lost) would calibrate no noise at all; one so wide that it overflows, infinite
+    noise. Both are refused with a ValueError naming ``name``, the parameter that set it.
+    """
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} are too wide: the sensitivity overflows; rescale the data to a smaller public box")
+    if value < np.finfo(np.float64).tiny:
+        raise ValueError(
+            f"{name} are too narrow: the sensitivity {value!r} underflows float64; "
+            "rescale the data to a larger public box"
+        )
+    return value
+
+
+NOISE_MARGIN = 1024.0  # released values are checked to stay finite up to this many noise scales
+
+
+def check_release_range(magnitude, scale, name: str = "bounds") -> None:
+    """Refuse a release whose public worst case ``magnitude + NOISE_MARGIN * scale`` overflows float64.
+
+    ``magnitude`` bounds ``|value|`` over the public domain and ``scale`` is the noise scale (or
+    sigma), both public, so the decision never reads the data. Floating-point noise from numpy is
+    below 37 scales in magnitude; exact noise exceeds 1024 scales with probability below ``e^-1000``.
+    Also refuses a positive scale that underflows (noise lost to rounding).
+    """
+    magnitude, scale = np.asarray(magnitude, dtype=float), np.asarray(scale, dtype=float)
+    with np.errstate(over="ignore", invalid="ignore"):
+        worst = magnitude + NOISE_MARGIN * scale
+    if not np.all(np.isfinite(worst)) or np.any(scale > 1e300):  # 1e300: the mechanisms' own limit
+        raise ValueError(
+            f"{name} and epsilon give a release that can overflow float64 (values up to "
+            f"{float(np.max(magnitude)):.3g} plus noise of scale {float(np.max(scale)):.3g}); pass a larger "
+            "epsilon or rescale the data to a smaller public box"
+        )
+    if np.any((scale > 0) & (scale < np.finfo(np.float64).tiny)):
+        raise ValueError(
+            f"{name} are too narrow: the noise scale underflows float64; rescale the data to a larger public box"
+        )
+
+
 def check_n_components(k, d: int, name: str = "n_components") -> int:
     """Return ``k`` as an int after checking 1 <= k <= d."""
     if isinstance(k, bool) or not isinstance(k, numbers.Integral):

@@ -51,6 +51,22 @@ def test_subspace_and_distance_tasks_report_every_method():
     assert dist["data-free control (answer 0)"] == 1.0 and dist["Laplace identity query"] == pytest.approx(0.0)
 
 
+def test_the_noise_option_reaches_the_estimators(adult):
+    """noise="exact" changes the releases of the dpnb methods, and only theirs (same streams otherwise)."""
+    X = np.random.default_rng(1).integers(0, 2, (40, 6)).astype(float)
+    rng = np.random.default_rng
+    floating = comparison.distance_preservation(X, 3, 1.0, 1e-6, rng(3))
+    exact = comparison.distance_preservation(X, 3, 1.0, 1e-6, rng(3), noise="exact")
+    assert exact == comparison.distance_preservation(X, 3, 1.0, 1e-6, rng(3), noise="exact")
+    assert all(exact[m] != floating[m] for m in floating if m != "data-free control (answer 0)")
+    names = ["data-free control", "MST (tree sampling)"]
+    floating = comparison.adult_classification(adult, 1.0, 1e-6, rng(0), methods=names)
+    exact = comparison.adult_classification(adult, 1.0, 1e-6, rng(0), methods=names, noise="exact")
+    assert exact[names[0]] == floating[names[0]] and 0.0 <= exact[names[1]] <= 1.0
+    sub = comparison.subspace_quality(X / np.sqrt(6), 1, 1.0, 1e-6, rng(2), noise="exact")
+    assert all(0 <= v <= 1 + 1e-12 for v in sub.values())
+
+
 def _square(x):
     return x * x
 

@@ -259,7 +259,6 @@ def test_checksum_verified_once_per_file(shelf_copy, monkeypatch):
         lambda: normalize_rows([[1.0, 1.0]], radius=0.0),
         lambda: normalize_rows([[1.0, 1.0]], radius=np.inf),
         lambda: normalize_rows([[1.0, 1.0]], mode="ball"),
-        lambda: normalize_rows([[1.0, 1.0], [0.0, 0.0]], mode="sphere"),
         lambda: train_test_split(np.zeros((4, 2))),
     ],
 )
@@ -341,6 +340,24 @@ def test_normalize_rows_sphere():
     out = normalize_rows(X, radius=2.0, mode="sphere")
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 2.0)
     np.testing.assert_allclose(out[1], [1.2, 1.6])
+
+
+def test_normalize_rows_clip_depends_on_a_row_only_through_its_clipped_value():
+    """Clipping is a projection: clipping a clipped row changes nothing, to the last bit."""
+    rng = np.random.default_rng(0)
+    X = rng.standard_normal((500, 5)) * rng.exponential(size=(500, 1))
+    X[0] = [-40.25, 0.0, 0.0, 0.0, 0.0]  # was released as -1.0000000000000002 (x * (1 / n), two roundings)
+    once = normalize_rows(X)
+    np.testing.assert_array_equal(normalize_rows(once), once)
+    assert once[0, 0] == -1.0
+    assert np.all(np.linalg.norm(once, axis=1) <= 1 + 1e-12)
+
+
+def test_normalize_rows_sphere_maps_a_zero_row_to_the_public_axis():
+    """An all-zero row becomes radius e_1: success never depends on whether the data holds one."""
+    out = normalize_rows(np.array([[0.0, 0.0, 0.0], [0.0, 3.0, 4.0]]), radius=2.0, mode="sphere")
+    np.testing.assert_array_equal(out[0], [2.0, 0.0, 0.0])
+    np.testing.assert_allclose(out[1], [0.0, 1.2, 1.6])
 
 
 def test_train_test_split_seeded_and_stratified():

@@ -232,3 +232,24 @@ def test_check_matrix_in_box_agrees_with_check_in_box(value):
             check_matrix_in_box(bad, low, high)
         with pytest.raises(ValueError, match=match):
             check_in_box(bad, low, high)
+
+
+def test_check_sensitivity_refuses_underflow_and_overflow_naming_the_parameter():
+    from dpnb.validation import check_sensitivity
+
+    assert check_sensitivity(1e-300) == 1e-300
+    for value, word in ((0.0, "narrow"), (1e-310, "narrow"), (np.inf, "wide")):
+        with pytest.raises(ValueError, match=f"bounds are too {word}"):
+            check_sensitivity(value)
+
+
+def test_check_release_range_refuses_a_release_that_can_overflow():
+    from dpnb.validation import check_release_range
+
+    check_release_range(1e300, 1e300)  # 1e300 + 1024e300 is finite
+    check_release_range(np.array([1.0, 2.0]), np.array([0.0, 1.0]))  # scale 0: no noise
+    for magnitude, scale in ((1.7e308, 1e305), (1.0, 1e306), (1.0, 2e300)):
+        with pytest.raises(ValueError, match="bounds and epsilon"):
+            check_release_range(magnitude, scale)
+    with pytest.raises(ValueError, match="narrow"):
+        check_release_range(1.0, 1e-310)
