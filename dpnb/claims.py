@@ -160,7 +160,10 @@ def main(argv=None) -> int:
     parser.add_argument("claims", help="a run's gathered claims.json (results/claims.json)")
     parser.add_argument("expected", help="folder of <notebook>.json verdict files (tests/expected_verdicts/paper)")
     args = parser.parse_args(argv)
-    problems = verdict_differences(read_claims(args.claims), args.expected)
+    try:
+        problems = verdict_differences(read_claims(args.claims), args.expected)
+    except (OSError, ValueError) as exc:
+        parser.exit(2, f"error: {exc}\n")
     for line in problems:
         print(line)
     print(f"{len(problems)} verdict(s) differ" if problems else "every verdict is the committed one")
