@@ -366,6 +366,22 @@ def log_density(U, C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     return _unnormalised_log_density(U, A, rule) - log_z
 
 
+def _loss_on_points(C, C_prime, epsilon, sensitivity, rule, n_nodes) -> tuple[np.ndarray, np.ndarray]:
+    """The evaluated points (quadrature nodes; the eigenvectors of C and C', both signs) and the loss at each."""
+    C = _check_symmetric(C, "C")
+    C_prime = _check_symmetric(C_prime, "C_prime")
+    if C.shape != C_prime.shape:
+        raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
+    nodes, _ = sphere_quadrature(C.shape[0], n_nodes)
+    axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
+    U = np.concatenate([nodes, axes, -axes])
+    diff = np.abs(
+        log_density(U, C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+        - log_density(U, C_prime, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+    )
+    return U, diff
+
+
 def privacy_loss(
     C, C_prime, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: int = 200
 ) -> tuple[float, np.ndarray]:
@@ -384,17 +400,7 @@ def privacy_loss(
     argmax : ndarray, shape (d,)
         The point where the loss is attained.
     """
-    C = _check_symmetric(C, "C")
-    C_prime = _check_symmetric(C_prime, "C_prime")
-    if C.shape != C_prime.shape:
-        raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
-    nodes, _ = sphere_quadrature(C.shape[0], n_nodes)
-    axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
-    U = np.concatenate([nodes, axes, -axes])
-    diff = np.abs(
-        log_density(U, C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
-        - log_density(U, C_prime, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
-    )
+    U, diff = _loss_on_points(C, C_prime, epsilon, sensitivity, rule, n_nodes)
     i = int(np.argmax(diff))
     return float(diff[i]), U[i]
 
@@ -553,17 +559,7 @@ def privacy_loss_maximisers(
     """
     from .evaluation import tied_with_best  # evaluation imports stats only: no cycle, kept local to this addition
 
-    C = _check_symmetric(C, "C")
-    C_prime = _check_symmetric(C_prime, "C_prime")
-    if C.shape != C_prime.shape:
-        raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
-    nodes, _ = sphere_quadrature(C.shape[0], n_nodes)
-    axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
-    U = np.concatenate([nodes, axes, -axes])
-    diff = np.abs(
-        log_density(U, C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
-        - log_density(U, C_prime, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
-    )
+    U, diff = _loss_on_points(C, C_prime, epsilon, sensitivity, rule, n_nodes)
     tied = U[tied_with_best(diff)]
     lead = np.argmax(np.abs(tied) > 1e-12, axis=1)  # first coordinate that is not zero (a unit vector has one)
     tied = tied * np.sign(tied[np.arange(len(tied)), lead])[:, None]
