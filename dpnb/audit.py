@@ -546,6 +546,46 @@ def _event_epsilon(k_num, k_den, m, delta, confidence):
     return np.log(num / hi_den) if num > 0 and hi_den > 0 else 0.0
 
 
+def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.0, alpha=0.05) -> EpsilonAudit:
+    """The event ``{s > t}`` or ``{s < t}`` chosen on one half of the runs, evaluated on the other.
+
+    ``selection`` and ``evaluation`` are pairs ``(statistic on X, statistic on X')`` of equal-size
+    halves. Over ``thresholds``, both sides and both orders of the pair, the selection half picks
+    the event maximising the plug-in bound; the evaluation half then gives
+    ``epsilon >= log((P_lower[S] - delta) / P_upper[S'])`` with Clopper-Pearson bounds at level
+    ``1 - alpha/2`` each, valid with probability at least ``1 - alpha`` because the event does not
+    depend on the evaluation half. Shared by :func:`audit_epsilon` and
+    :func:`dpnb.audit_power.audit_epsilon_tails`.
+    """
+    confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
+    sorted_sel = [np.sort(np.asarray(x, dtype=float)) for x in selection]
+    m_sel = sorted_sel[0].size
+    best = (-np.inf, None, None)
+    for t in thresholds:
+        above = [m_sel - int(np.searchsorted(x, t, side="right")) for x in sorted_sel]
+        below = [int(np.searchsorted(x, t, side="left")) for x in sorted_sel]
+        for side, k in (("above", above), ("below", below)):
+            for num, den in ((0, 1), (1, 0)):
+                e = _event_epsilon(k[num], k[den], m_sel, delta, confidence)
+                if e > best[0]:
+                    best = (e, t, (side, num, den))
+    t, (side, num, den) = best[1], best[2]
+    m_ev = len(evaluation[0])
+    k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in evaluation]
+    eps_lb = max(0.0, float(_event_epsilon(k[num], k[den], m_ev, delta, confidence)))
+    label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"
+    return EpsilonAudit(
+        epsilon_lower=eps_lb,
+        claimed=None if claimed is None else float(claimed),
+        delta=float(delta),
+        alpha=float(alpha),
+        threshold=float(t),
+        direction=label,
+        counts=(k[num], k[den]),
+        n_samples=int(m_sel + m_ev),
+    )
+
+
 def audit_epsilon(
     mechanism: Callable,
     X,
@@ -620,28 +660,4 @@ def audit_epsilon(
 
     pooled = np.concatenate(s_sel)
     thresholds = np.unique(np.quantile(pooled, np.linspace(0.01, 0.99, n_thresholds)))
-    confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
-    best = (-np.inf, None, None)
-    m_sel = half
-    for t in thresholds:
-        for side in ("above", "below"):
-            k = [int(np.sum(s > t)) if side == "above" else int(np.sum(s < t)) for s in s_sel]
-            for num, den in ((0, 1), (1, 0)):
-                e = _event_epsilon(k[num], k[den], m_sel, delta, confidence)
-                if e > best[0]:
-                    best = (e, t, (side, num, den))
-    t, (side, num, den) = best[1], best[2]
-    m_ev = n_samples - half
-    k = [int(np.sum(s > t)) if side == "above" else int(np.sum(s < t)) for s in s_ev]
-    eps_lb = max(0.0, float(_event_epsilon(k[num], k[den], m_ev, delta, confidence)))
-    label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"
-    return EpsilonAudit(
-        epsilon_lower=eps_lb,
-        claimed=None if claimed is None else float(claimed),
-        delta=float(delta),
-        alpha=float(alpha),
-        threshold=float(t),
-        direction=label,
-        counts=(k[num], k[den]),
-        n_samples=int(n_samples),
-    )
+    return threshold_audit(s_sel, s_ev, thresholds, claimed=claimed, delta=delta, alpha=alpha)

@@ -14,16 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from .audit import EpsilonAudit
-from .stats import clopper_pearson
+from .audit import EpsilonAudit, threshold_audit
 from .validation import check_array, check_delta, check_integer
-
-
-def _event_epsilon(k_num: int, k_den: int, m: int, delta: float, confidence: float) -> float:
-    """``log((P_lower[num] - delta) / P_upper[den])`` with Clopper-Pearson bounds, 0 when not positive."""
-    num = clopper_pearson(k_num, m, confidence)[0] - delta
-    den = clopper_pearson(k_den, m, confidence)[1]
-    return float(np.log(num / den)) if num > 0 and den > 0 else 0.0
 
 
 def audit_epsilon_tails(
@@ -82,29 +74,4 @@ def audit_epsilon_tails(
     pooled = np.sort(np.concatenate(sel))
     tails = np.geomspace(min_count / pooled.size, 0.5, n_thresholds)
     thresholds = np.unique(np.concatenate([np.quantile(pooled, tails), np.quantile(pooled, 1 - tails)]))
-    confidence = 1 - alpha
-    best = (-np.inf, None, None)
-    sorted_sel = [np.sort(x) for x in sel]
-    for t in thresholds:
-        above = [half - int(np.searchsorted(x, t, side="right")) for x in sorted_sel]
-        below = [int(np.searchsorted(x, t, side="left")) for x in sorted_sel]
-        for side, k in (("above", above), ("below", below)):
-            for num, den in ((0, 1), (1, 0)):
-                e = _event_epsilon(k[num], k[den], half, delta, confidence)
-                if e > best[0]:
-                    best = (e, t, (side, num, den))
-    t, (side, num, den) = best[1], best[2]
-    m_ev = s.size - half
-    k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in ev]
-    eps_lb = max(0.0, _event_epsilon(k[num], k[den], m_ev, delta, confidence))
-    label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"
-    return EpsilonAudit(
-        epsilon_lower=eps_lb,
-        claimed=None if claimed is None else float(claimed),
-        delta=float(delta),
-        alpha=float(alpha),
-        threshold=float(t),
-        direction=label,
-        counts=(k[num], k[den]),
-        n_samples=int(s.size),
-    )
+    return threshold_audit(sel, ev, thresholds, claimed=claimed, delta=delta, alpha=alpha)
