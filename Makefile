@@ -1,6 +1,8 @@
 # Two commands for a fresh machine with Python 3.11 and make: `make run` and `make test`.
 PYTHON ?= $(shell command -v python3.11 || command -v python3)
-VENV := .venv
+# VENV: the environment make installs into and runs from. Conda users who created the pinned
+# environment (environment.yml) pass the active one instead of a second .venv: make run VENV=$$CONDA_PREFIX
+VENV ?= .venv
 BIN := $(VENV)/bin
 PROFILE ?= fast
 WORKERS ?= 2
@@ -21,12 +23,15 @@ venv: $(BIN)/.installed
 run: venv
 	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on a third, the book
+## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on two more (one of them
+## reordering every reduction: a knife-edge output fails on any host), the book
 test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
 	$(BIN)/ruff format --check dpnb tests benchmarks book
 	$(BIN)/python -m pytest -n 2 tests
 	$(BIN)/python -m dpnb.portability exec prescott-2threads-nosimd \
+	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
+	$(BIN)/python -m dpnb.portability exec reordered \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
 	$(MAKE) --no-print-directory book
 
@@ -43,13 +48,19 @@ book: venv
 	@echo "open build/book/_build/html/index.html"
 
 ## make book-check: render the built book in headless Chromium (Debian's package) and check it
+## (Chromium missing: make book-check INSTALL_CHROMIUM=1 installs Debian's package with apt-get, as root)
 book-check: book
-	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium)
+	@command -v chromium >/dev/null || [ "$(INSTALL_CHROMIUM)" = 1 ] || \
+	  (echo "make book-check needs Chromium: apt-get install chromium, or make book-check INSTALL_CHROMIUM=1"; exit 2)
+	@command -v chromium >/dev/null || (echo "installing Debian's chromium with apt-get" && \
+	  apt-get update -qq && apt-get install -y -qq chromium)
 	$(BIN)/python book/check.py
 
-## make lab: JupyterLab, with the notebooks' .md sources opening as notebooks (lab/user-settings)
+## make lab: JupyterLab on notebooks/, the chapters' .md sources opening as notebooks with MyST rendered
+## (lab/user-settings; lab/jupyter_server_config.json hides the authoring guide, a Markdown file that is no notebook)
 lab: venv
-	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --notebook-dir=$(CURDIR) $(if $(filter 0,$(shell id -u)),--allow-root)
+	JUPYTERLAB_SETTINGS_DIR=$(CURDIR)/lab/user-settings $(BIN)/jupyter lab --config=$(CURDIR)/lab/jupyter_server_config.json \
+	  --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## make benchmark: timing and memory of the mechanisms, every fit against the Gram-matrix floor, and the sweep's
 ## 1 -> 2 worker speed-up beside the machine's own ceilings (not part of make test)
@@ -59,7 +70,9 @@ benchmark: venv
 	$(BIN)/python -m benchmarks.bench_sweep
 
 ## make constraints: re-pin every dependency after changing pyproject.toml
+## (the optional build-data extra is installed first, so its pins are kept)
 constraints: venv
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[build-data]'
 	(echo "# Exact versions for reproducible notebook outputs. Regenerate with: make constraints"; \
 	 $(BIN)/python -m pip freeze --exclude-editable | sort -f) > constraints.txt
 

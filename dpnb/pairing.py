@@ -136,19 +136,36 @@ def restyle_pair(source) -> Path:
     return target
 
 
+#: Cell metadata the book and nbval use, which both files of a pair must hold alike.
+PAIRED_CELL_METADATA = ("tags", "mystnb")
+
+
 def pair_mismatches(source, notebook) -> list[str]:
-    """Differences in cell types, sources and tags between a ``.md`` source and its ``.ipynb``."""
+    """Differences between a ``.md`` source and its ``.ipynb``: header, cell types, sources, tags and ``mystnb``.
+
+    The header's ``kernelspec`` and jupytext ``formats`` and each cell's :data:`PAIRED_CELL_METADATA`
+    must agree: a tool that drops them from one file (a Lab save, ``jupytext --sync`` with other
+    filters) breaks the book's captions and cross-references without changing any code.
+    """
     import jupytext
 
     a, b = jupytext.read(source), jupytext.read(notebook)
     problems = []
+    for key in ("kernelspec", "jupytext"):
+        left, right = a.metadata.get(key, {}), b.metadata.get(key, {})
+        if key == "jupytext":
+            left, right = left.get("formats"), right.get("formats")
+        if left != right or not left:
+            problems.append(f"notebook metadata {key!r} differs or is missing: {left!r} vs {right!r}")
     if len(a.cells) != len(b.cells):
         problems.append(f"{len(a.cells)} cells in {Path(source).name} vs {len(b.cells)} in {Path(notebook).name}")
     for i, (ca, cb) in enumerate(zip(a.cells, b.cells)):
         if ca.cell_type != cb.cell_type or ca.source.strip() != cb.source.strip():
             problems.append(f"cell {i} differs ({ca.cell_type} vs {cb.cell_type}): {ca.source[:60]!r}")
-        elif ca.metadata.get("tags", []) != cb.metadata.get("tags", []):
-            problems.append(f"cell {i} tags differ: {ca.metadata.get('tags')} vs {cb.metadata.get('tags')}")
+        else:
+            for key in PAIRED_CELL_METADATA:
+                if ca.metadata.get(key) != cb.metadata.get(key):
+                    problems.append(f"cell {i} {key} differs: {ca.metadata.get(key)!r} vs {cb.metadata.get(key)!r}")
     return problems
 
 

@@ -30,12 +30,140 @@ def _dispatched_simd_features() -> str:
     return " ".join(f for f in umath.__cpu_dispatch__ if umath.__cpu_features__.get(f))
 
 
+REORDER_HOOK = Path(__file__).resolve().parent / "_reordered"
+
+
+def _float_array(*arrays) -> bool:
+    import numpy as np
+
+    return all(isinstance(a, np.ndarray) and a.dtype.kind in "fc" for a in arrays)
+
+
+def install_reordering() -> None:
+    """Replace NumPy's and SciPy's reductions and decompositions by reordered equivalents.
+
+    Each replacement computes the same mathematical result in another order: the reduced axes (a
+    product's inner dimension, a decomposed matrix's rows and columns) are rotated by half their
+    length, copied, and the permutation undone where the result carries it (eigenvectors,
+    singular vectors). Results that are exact in floating point (sums of small integers, a
+    diagonal matrix's eigenvalues) stay exact; everything else changes at round-off scale, as on a
+    CPU that reduces in another order (AVX-512 against AVX2). A text output that changes under it
+    sits on a knife edge. Only floating-point ``ndarray`` arguments in the default layouts are
+    reordered; anything else is passed through. The ``@`` operator cannot be replaced: the
+    configuration that installs this also switches OpenBLAS's kernels.
+    """
+    import numpy as np
+    import scipy.linalg
+
+    orig = {
+        "sum": np.sum,
+        "mean": np.mean,
+        "norm": np.linalg.norm,
+        "dot": np.dot,
+        "matmul": np.matmul,
+        "eigh": np.linalg.eigh,
+        "eigvalsh": np.linalg.eigvalsh,
+        "svd": np.linalg.svd,
+        "solve": np.linalg.solve,
+        "scipy_eigh": scipy.linalg.eigh,
+    }
+
+    def rolled(n):
+        return np.roll(np.arange(n), n // 2)
+
+    def permuted(a, axes):
+        for axis in axes:
+            a = np.take(a, rolled(a.shape[axis]), axis=axis)
+        return a
+
+    def reduced_axes(a, axis):
+        if axis is None:
+            return range(a.ndim)
+        return [ax % a.ndim for ax in (axis if isinstance(axis, tuple) else (axis,))]
+
+    def reduction(name):
+        def reordered(a, axis=None, *args, **kwargs):
+            if _float_array(a) and a.ndim and not args and "where" not in kwargs and "out" not in kwargs:
+                return orig[name](permuted(a, reduced_axes(a, axis)), axis=axis, **kwargs)
+            return orig[name](a, axis, *args, **kwargs)
+
+        return reordered
+
+    def norm(x, ord=None, axis=None, keepdims=False):
+        if _float_array(x) and x.ndim:  # every norm is invariant under permuting the axes it reduces
+            x = permuted(x, reduced_axes(x, axis))
+        return orig["norm"](x, ord=ord, axis=axis, keepdims=keepdims)
+
+    def product(name):
+        def reordered(a, b, *args, **kwargs):
+            if _float_array(a, b) and not args and not kwargs and 1 <= a.ndim <= 2 and 1 <= b.ndim <= 2:
+                p = rolled(a.shape[-1])
+                return orig[name](a[..., p], b[p])
+            return orig[name](a, b, *args, **kwargs)
+
+        return reordered
+
+    def square(a):
+        return a.ndim == 2 and a.shape[0] == a.shape[1] and _float_array(a)
+
+    eigh_result, svd_result = type(orig["eigh"](np.eye(1))), type(orig["svd"](np.eye(1)))
+
+    def eigh(a, UPLO="L"):
+        if not square(a):
+            return orig["eigh"](a, UPLO)
+        p = rolled(a.shape[0])
+        w, v = orig["eigh"](a[np.ix_(p, p)], UPLO)
+        return eigh_result(w, v[np.argsort(p)])
+
+    def eigvalsh(a, UPLO="L"):
+        if not square(a):
+            return orig["eigvalsh"](a, UPLO)
+        p = rolled(a.shape[0])
+        return orig["eigvalsh"](a[np.ix_(p, p)], UPLO)
+
+    def svd(a, full_matrices=True, compute_uv=True, hermitian=False):
+        if not _float_array(a) or a.ndim != 2 or hermitian:
+            return orig["svd"](a, full_matrices, compute_uv, hermitian)
+        p, q = rolled(a.shape[0]), rolled(a.shape[1])
+        out = orig["svd"](a[np.ix_(p, q)], full_matrices, compute_uv)
+        if not compute_uv:
+            return out
+        u, s, vh = out
+        return svd_result(u[np.argsort(p)], s, vh[:, np.argsort(q)])
+
+    def solve(a, b):
+        if not square(a) or not _float_array(b) or b.ndim > 2:
+            return orig["solve"](a, b)
+        p = rolled(a.shape[0])
+        return orig["solve"](a[p], b[p])
+
+    def scipy_eigh(a, b=None, *args, **kwargs):
+        if b is not None or args or not square(np.asarray(a)):
+            return orig["scipy_eigh"](a, b, *args, **kwargs)
+        p = rolled(a.shape[0])
+        out = orig["scipy_eigh"](a[np.ix_(p, p)], **kwargs)
+        if kwargs.get("eigvals_only"):
+            return out
+        w, v = out
+        return w, v[np.argsort(p)]
+
+    np.sum, np.mean = reduction("sum"), reduction("mean")
+    np.linalg.norm, np.dot, np.matmul = norm, product("dot"), product("matmul")
+    np.linalg.eigh, np.linalg.eigvalsh, np.linalg.svd, np.linalg.solve = eigh, eigvalsh, svd, solve
+    scipy.linalg.eigh = scipy_eigh
+
+
 def configurations() -> dict[str, dict[str, str]]:
     """Environment overrides emulating other machines, by name.
 
     ``sandybridge-1thread``: OpenBLAS's Sandy Bridge (AVX, no FMA) kernels on one thread.
     ``prescott-2threads-nosimd``: OpenBLAS's SSE3 kernels on two threads, and NumPy's dispatched
     SIMD loops (AVX2/AVX-512 on x86-64, SVE/ASIMD extensions on arm64) switched off.
+    ``reordered``: every Python process starts with :func:`install_reordering`, so reductions and
+    decompositions run in another order, and OpenBLAS runs its Piledriver kernels (AVX with FMA3,
+    blocked unlike the host's, Sandy Bridge's or Prescott's) on one thread. The two emulated CPUs
+    can only take SIMD away; this one changes round-off the way a wider-vector CPU does (another
+    order of the same operations), so a knife edge is caught on any host.
     On arm64 ``OPENBLAS_CORETYPE`` names are x86 kernels; OpenBLAS then keeps its own choice and
     only the thread count and SIMD settings differ.
     """
@@ -50,6 +178,12 @@ def configurations() -> dict[str, dict[str, str]]:
             "OPENBLAS_NUM_THREADS": "2",
             "OMP_NUM_THREADS": "2",
             "NPY_DISABLE_CPU_FEATURES": _dispatched_simd_features(),
+        },
+        "reordered": {
+            "PYTHONPATH": os.pathsep.join(filter(None, [str(REORDER_HOOK), os.environ.get("PYTHONPATH", "")])),
+            "OPENBLAS_CORETYPE": "Piledriver",
+            "OPENBLAS_NUM_THREADS": "1",
+            "OMP_NUM_THREADS": "1",
         },
     }
 

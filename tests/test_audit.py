@@ -289,7 +289,9 @@ def test_row_stack_moves_stay_in_their_domains():
         # one row alone and the same row in a stack: the norm's reduction may be vectorised
         # differently (AVX-512 does), so up to a few ulp of a 4-term norm, never more
         np.testing.assert_allclose(relation.project_rows(stack), [relation.project_row(r) for r in stack], rtol=1e-14)
-        assert np.array_equal(relation.project_row(np.zeros(4)), [relation.radius if relation.on_sphere else 0, 0, 0, 0])
+        assert np.array_equal(
+            relation.project_row(np.zeros(4)), [relation.radius if relation.on_sphere else 0, 0, 0, 0]
+        )
 
 
 # --------------------------------------------------------------------------------------

@@ -1,4 +1,4 @@
-"""`make lab`: the project's JupyterLab settings open the .md sources as notebooks."""
+"""`make lab`: the project's JupyterLab opens the chapters' .md sources as notebooks, and only them."""
 
 import json
 import os
@@ -36,25 +36,39 @@ def test_markdown_opens_with_jupytexts_notebook_viewer():
             "--ip=127.0.0.1",
             "--allow-root",
             f"--IdentityProvider.token={token}",
-            f"--notebook-dir={ROOT}",
+            f"--config={ROOT / 'lab' / 'jupyter_server_config.json'}",
+            f"--notebook-dir={ROOT / 'notebooks'}",
         ],
         env=env,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
-        url = f"http://127.0.0.1:{port}/lab/api/settings/@jupyterlab/docmanager-extension:plugin?token={token}"
+        base = f"http://127.0.0.1:{port}"
+
+        def get(path):
+            with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=5) as response:
+                return json.load(response)
+
         for _ in range(120):
             try:
-                with urllib.request.urlopen(url, timeout=2) as response:
-                    settings = json.load(response)
+                settings = get("/lab/api/settings/@jupyterlab/docmanager-extension:plugin")
                 break
             except OSError:
                 time.sleep(0.5)
         else:
             raise AssertionError("JupyterLab did not start within 60 s")
+        news = get("/lab/api/settings/@jupyterlab/apputils-extension:notification")["settings"]
+        listing = {item["name"]: item["type"] for item in get("/api/contents/")["content"]}
+        extensions = get("/lab/api/extensions")
     finally:
         server.terminate()
         server.wait(timeout=30)
     viewers = settings["settings"]["defaultViewers"]
     assert viewers["markdown"] == "Jupytext Notebook" and viewers["myst"] == "Jupytext Notebook"
+    markdown = sorted(name for name in listing if name.endswith(".md"))
+    chapters = sorted(p.name for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")
+    assert markdown == chapters, "Lab must show only the chapters' sources among Markdown files"
+    assert news["fetchNews"] == "false" and news["checkForUpdates"] is False, "no news prompt at start"
+    enabled = {e["name"] for e in extensions if e.get("enabled")}
+    assert {"jupyterlab-myst", "jupyterlab-jupytext"} <= enabled, "MyST rendering and jupytext must be on"

@@ -45,6 +45,11 @@ def test_execute_pair_writes_clean_outputs(tmp_path):
     assert any("cell 2 differs" in p for p in pair_mismatches(src, target))
     src.write_text(SOURCE.replace(":tags: [parameters]\n", ""))
     assert any("tags differ" in p for p in pair_mismatches(src, target))
+    captioned = 'print(f"{seed * 2:d}")'
+    src.write_text(SOURCE.replace(captioned, "---\nmystnb:\n  figure:\n    name: fig-tiny\n---\n" + captioned))
+    assert any("mystnb differs" in p for p in pair_mismatches(src, target))  # a caption lost on one side
+    src.write_text(SOURCE[SOURCE.index("# tiny") :])  # the header dropped, as jupytext's "-all" filter did
+    assert any("'kernelspec' differs or is missing" in p for p in pair_mismatches(src, target))
 
 
 def test_execute_pair_missing_source(tmp_path):
