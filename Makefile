@@ -9,7 +9,7 @@ WORKERS ?= 2
 SCHEDULER ?=
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: run test venv notebook constraints benchmark clean book book-check lab
+.PHONY: run test venv notebook constraints benchmark clean book book-check lab paper-check fuzz
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -34,6 +34,21 @@ test: venv
 	$(BIN)/python -m dpnb.portability exec reordered \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
 	$(MAKE) --no-print-directory book
+
+## make fuzz [FUZZ_EXAMPLES=60]: the property tests of every public release with a large random budget; prints
+## entry point x cases x failures (not part of make test, which runs them derandomised with a small budget)
+FUZZ_EXAMPLES ?= 60
+fuzz: venv
+	rm -rf build/fuzz
+	-DPNB_HYPOTHESIS_PROFILE=fuzz DPNB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) DPNB_FUZZ_REPORT=build/fuzz \
+	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/test_properties.py
+	$(BIN)/python tests/properties_report.py build/fuzz
+
+## make paper-check: the paper profile's run (about 30 min on 2 cores; not part of make test) and its verdicts
+## against the committed tests/expected_verdicts/paper/<stem>.json
+paper-check: venv
+	$(BIN)/python -m dpnb.run --profile paper --output results/paper --workers $(WORKERS)
+	$(BIN)/python -m dpnb.claims results/paper/claims.json tests/expected_verdicts/paper
 
 ## make notebook NB=dppro: rebuild notebooks/NB.ipynb from notebooks/NB.md and execute it
 notebook: venv

@@ -10,13 +10,17 @@ from pathlib import Path
 from dpnb.report import markdown_table
 
 
-def discover():
+def modules():
     folder = Path(__file__).parent
     for info in sorted(pkgutil.iter_modules([str(folder)]), key=lambda m: m.name):
         if info.name.startswith("bench_"):
-            module = importlib.import_module(f"benchmarks.{info.name}")
-            for name, fn in module.CASES.items():
-                yield f"{info.name[6:]}: {name}", fn
+            yield info.name[6:], importlib.import_module(f"benchmarks.{info.name}")
+
+
+def discover():
+    for short, module in modules():
+        for name, fn in module.CASES.items():
+            yield f"{short}: {name}", fn
 
 
 def measure(fn, repeat):
@@ -48,6 +52,11 @@ def main():
             print(f"{name}: {seconds:.4f} s, {peak / 2**20:.1f} MiB", flush=True)
     print()
     print(markdown_table(rows, precision=4))
+    seconds = {row["case"]: row["best seconds"] for row in rows}
+    for short, module in modules():  # a module's own summary (e.g. ratios) when all its cases ran
+        mine = {name: seconds.get(f"{short}: {name}") for name in module.CASES}
+        if hasattr(module, "summarize") and None not in mine.values():
+            print("\n".join(module.summarize(mine)))
 
 
 if __name__ == "__main__":

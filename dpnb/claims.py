@@ -125,3 +125,49 @@ def collect(paths) -> list[dict]:
     for p in paths:
         out.extend(read_claims(p))
     return out
+
+
+def verdict_differences(claims, expected_dir) -> list[str]:
+    """Where gathered claims disagree with the committed verdicts ``expected_dir/<notebook>.json``.
+
+    ``claims`` is a list of claim records (:func:`read_claims`, or a run's gathered
+    ``claims.json``); each notebook among them is compared with its file of ``{id: verdict}``.
+    A notebook without a committed file, a claim missing on either side, or another verdict is
+    one line each; an empty list means every verdict is the committed one.
+    """
+    expected_dir = Path(expected_dir)
+    by_notebook: dict[str, dict[str, str]] = {}
+    for record in claims:
+        by_notebook.setdefault(record["notebook"], {})[record["id"]] = record["verdict"]
+    problems = []
+    for notebook, got in sorted(by_notebook.items()):
+        path = expected_dir / f"{notebook}.json"
+        if not path.is_file():
+            problems.append(f"{notebook}: no committed verdicts at {path.name}")
+            continue
+        want = json.loads(path.read_text())
+        for claim_id in sorted(set(want) | set(got)):
+            if want.get(claim_id) != got.get(claim_id):
+                problems.append(f"{notebook}/{claim_id}: committed {want.get(claim_id)}, measured {got.get(claim_id)}")
+    return problems
+
+
+def main(argv=None) -> int:
+    """``python -m dpnb.claims CLAIMS.json EXPECTED_DIR``: compare a run's verdicts with committed ones."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Compare a run's verdicts with the committed ones")
+    parser.add_argument("claims", help="a run's gathered claims.json (results/claims.json)")
+    parser.add_argument("expected", help="folder of <notebook>.json verdict files (tests/expected_verdicts/paper)")
+    args = parser.parse_args(argv)
+    problems = verdict_differences(read_claims(args.claims), args.expected)
+    for line in problems:
+        print(line)
+    print(f"{len(problems)} verdict(s) differ" if problems else "every verdict is the committed one")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

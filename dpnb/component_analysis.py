@@ -46,7 +46,16 @@ from .estimator import PrivateEstimator, split_budget
 from .gram import indicator_gram
 from .linalg import top_eigenvectors, triangle
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
-from .validation import check_array, check_epsilon, check_in_box, check_integer, check_n_components, check_random_state
+from .validation import (
+    check_array,
+    check_bounds,
+    check_choice,
+    check_epsilon,
+    check_in_box,
+    check_integer,
+    check_n_components,
+    check_random_state,
+)
 
 CALIBRATIONS = ("corrected", "paper")
 NEIGHBOURS = ("replace", "add-remove")
@@ -89,9 +98,7 @@ def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
 
 def _onehot_layout(X, group_sizes) -> tuple[np.ndarray, int, tuple[int, ...]]:
     """``X`` as a non-empty 2-D float64 array, its number of numeric columns and the group sizes (no value checks)."""
-    X = np.asarray(X, dtype=float)
-    if X.ndim != 2 or X.shape[0] == 0:
-        X = check_array(X, ndim=2, name="X")  # raises with the standard message
+    X = check_array(X, ndim=2, name="X", finite=False)  # finiteness: with the value checks of the moments pass
     sizes = _check_group_sizes(group_sizes, X.shape[1])
     return X, X.shape[1] - sum(sizes), sizes
 
@@ -166,14 +173,6 @@ def _check_counts(n_numeric, n_categorical) -> tuple[int, int]:
     return n_numeric, n_categorical
 
 
-def _check_choice(value, name: str, choices: tuple[str, ...]) -> str:
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be one of {choices}, got {type(value).__name__}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
-
-
 def _max_over_t(p1: int, p2: int, slope_sign: int) -> float:
     """``max_{t in [0,1]}`` of the worst-case L1 change with the second record's numerics at ``t``.
 
@@ -219,8 +218,8 @@ def moment_sensitivity(
         when ``p1 >= 1`` and ``p2 >= 2``. ``"add-remove"``: :func:`record_contribution`.
     """
     p1, p2 = _check_counts(n_numeric, n_categorical)
-    _check_choice(neighbours, "neighbours", NEIGHBOURS)
-    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+    check_choice(neighbours, "neighbours", NEIGHBOURS)
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return float(p1 + 2 * p2 + ((p1 + p2) * (p1 + p2 + 1) + p2 * (p2 + 1)) / 2)
     if neighbours == "add-remove":
         return record_contribution(p1, p2)
@@ -240,8 +239,8 @@ def lda_sensitivity(
     (replace) or 1 (add/remove) and :class:`DPLDAPublisher` releases them separately.
     """
     p1, p2 = _check_counts(n_numeric, n_categorical)
-    _check_choice(neighbours, "neighbours", NEIGHBOURS)
-    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+    check_choice(neighbours, "neighbours", NEIGHBOURS)
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return float(2 * (p1 + p2) + ((p1 + p2 + 1) * (p1 + p2) + p2 * (p2 + 1)) / 2)
     if neighbours == "add-remove":
         return record_contribution(p1, p2)
@@ -651,7 +650,7 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         """
         epsilon, _ = self._check_privacy(needs_delta=False)
         X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
-        _check_choice(self.calibration, "calibration", CALIBRATIONS)
+        check_choice(self.calibration, "calibration", CALIBRATIONS)
         if not isinstance(self.tight_projection, bool):
             raise TypeError(f"tight_projection must be a bool, got {type(self.tight_projection).__name__}")
         n, p = X.shape
@@ -781,11 +780,9 @@ def component_laplace(X, epsilon: float, direction, center, bounds, *, random_st
 
 
 def _check_bounded(X, bounds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    if not isinstance(bounds, tuple) or len(bounds) != 2:
-        raise TypeError("bounds must be a tuple (low, high) of scalars or per-attribute arrays")
+    """``X`` inside the public box ``bounds`` (finite, ``low < high``: :func:`dpnb.validation.check_bounds`)."""
     X = check_array(X, ndim=2, name="X")
-    low = np.broadcast_to(np.asarray(bounds[0], dtype=float), (X.shape[1],))
-    high = np.broadcast_to(np.asarray(bounds[1], dtype=float), (X.shape[1],))
+    low, high = check_bounds(bounds, X.shape[1])
     return check_in_box(X, low, high, name="X"), low, high
 
 
@@ -836,7 +833,9 @@ class DPLDAPublisher(PrivateEstimator):
     Attributes
     ----------
     class_counts_ : ndarray of shape (C,)
-        Noisy counts rounded to integers >= 1.
+        Noisy counts rounded to integers in ``[1, n]`` (``n`` is public under replace-one
+        neighbours). A class without records is released like any other (no refusal that would
+        reveal it).
     means_ : ndarray of shape (C, p)
         Noisy class means.
     second_moment_ : ndarray of shape (p, p)
@@ -878,13 +877,11 @@ class DPLDAPublisher(PrivateEstimator):
         epsilon, _ = self._check_privacy(needs_delta=False)
         f = self._check_count_fraction()
         n_classes = check_integer(self.n_classes, "n_classes", minimum=2)
-        _check_choice(self.calibration, "calibration", CALIBRATIONS)
+        check_choice(self.calibration, "calibration", CALIBRATIONS)
         X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
         y = _check_labels(y, X.shape[:1], n_classes)
         counts = np.bincount(y, minlength=n_classes).astype(float)
         sums, sum_xx = _grid_class_moments(X, y, n_classes, n_numeric, sizes)  # the value checks of X ride on this pass
-        if np.any(counts == 0):
-            raise ValueError(f"every class 0..{n_classes - 1} needs at least one record")
         rng = self._make_rng()
         p = X.shape[1]
         self.budget_ = split_budget(epsilon, 0.0, {"class_counts": f, "sums": 1 - f})
@@ -902,7 +899,9 @@ class DPLDAPublisher(PrivateEstimator):
         noisy_counts = laplace_mechanism(
             counts, self.sensitivity_["class_counts"], self.budget_["class_counts"][0], random_state=rng
         )
-        self.class_counts_ = np.maximum(1, np.round(noisy_counts)).astype(int)
+        # post-processing with the public n (replace-one neighbours): a count lies in [1, n], so an
+        # extreme epsilon never overflows the integer conversion
+        self.class_counts_ = np.clip(np.round(noisy_counts), 1, X.shape[0]).astype(int)
         upper = np.zeros((p, p))
         upper[iu] = noisy[n_classes * p :]
         self.means_ = noisy[: n_classes * p].reshape(n_classes, p) / self.class_counts_[:, None]

@@ -25,7 +25,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpnb.validation import check_array, check_positive, check_random_state
+from dpnb.validation import check_array, check_bounds, check_choice, check_positive, check_random_state
 
 #: Folder holding the ``.npz`` files and ``MANIFEST.json``; loaders read it at call time,
 #: so tests can point it elsewhere.
@@ -546,7 +546,9 @@ def load(name: str, **kwargs) -> Dataset:
 
 
 def _per_feature(value, name: str, n_features: int) -> np.ndarray:
-    arr = check_array(value, ndim=None, name=name)
+    arr = check_array(value, ndim=None, name=name, finite=False)
+    if not np.all(np.isfinite(arr)):
+        raise ValueError(f"{name} must be finite: declare the public domain of every feature, got {arr}")
     if arr.ndim == 0:
         return np.full(n_features, float(arr))
     if arr.shape != (n_features,):
@@ -577,10 +579,10 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
         columns) map to the midpoint ``(low + high) / 2``.
     """
     X = check_array(X, name="X")
-    low = float(check_array(low, ndim=0, name="low"))
-    high = float(check_array(high, ndim=0, name="high"))
-    if not low < high:
-        raise ValueError(f"the box needs low < high, got low={low}, high={high}")
+    for value, label in ((low, "low"), (high, "high")):
+        if np.ndim(value) != 0:
+            raise ValueError(f"{label} must be a scalar (the target box is a cube), got shape {np.shape(value)}")
+    low, high = (float(b[0]) for b in check_bounds((low, high), name="the target box (low, high)"))
     if data_min is None or data_max is None:
         warnings.warn(
             "scale_to_box without data_min/data_max reads the feature ranges from the data, "
@@ -595,7 +597,10 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
         raise ValueError(
             f"data_min exceeds data_max for feature(s) {bad.tolist()}; declare a domain with data_min <= data_max"
         )
-    span = hi - lo
+    with np.errstate(over="ignore"):
+        span = hi - lo
+    if not np.all(np.isfinite(span)):
+        raise ValueError("data_max - data_min overflows; declare a narrower domain (or rescale the data first)")
     unit = np.divide(np.clip(X, lo, hi) - lo, span, out=np.full_like(X, 0.5), where=span > 0)
     return np.clip(low + unit * (high - low), low, high)
 
@@ -621,7 +626,16 @@ def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
     """
     X = check_array(X, name="X")
     radius = check_positive(radius, "radius")
-    norms = np.linalg.norm(X, axis=1)
+    check_choice(mode, "mode", ("clip", "sphere"))
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(X, axis=1)
+    # rows whose squared norm overflows (entries beyond about 1e154) or underflows: rescale first
+    fix = np.flatnonzero(~np.isfinite(norms) | ((norms == 0) & np.any(X != 0, axis=1)))
+    if fix.size:
+        X = X.copy()
+        peak = np.abs(X[fix]).max(axis=1)
+        X[fix] /= peak[:, None]
+        norms[fix] = np.linalg.norm(X[fix], axis=1)
     if mode == "clip":
         scale = radius / np.maximum(norms, radius)
     elif mode == "sphere":
@@ -632,8 +646,8 @@ def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
                 "drop them or use mode='clip'"
             )
         scale = radius / norms
-    else:
-        raise ValueError(f"mode must be 'clip' or 'sphere', got {mode!r}")
+    if fix.size and mode == "clip":
+        scale[fix] = radius / np.maximum(norms[fix], radius / peak)  # rows now divided by their peak
     return X * scale[:, None]
 
 

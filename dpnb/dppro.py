@@ -43,6 +43,7 @@ from .estimator import PrivateEstimator
 from .mechanisms import gaussian_sigma
 from .validation import (
     check_array,
+    check_bounds,
     check_delta,
     check_epsilon,
     check_in_box,
@@ -677,7 +678,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but DPPro was fitted on {self.n_features_in_}")
-        low, high = _check_bounds(self.bounds, self.n_features_in_)
+        low, high = check_bounds(self.bounds, self.n_features_in_)
         return check_in_box(X, low, high) @ self.projection_
 
     def estimate_squared_distances(self, pairs=None):
@@ -716,7 +717,7 @@ def _check_data(X, bounds):
     float64 input.
     """
     X = check_array(X, finite=False)
-    low, high = _check_bounds(bounds, X.shape[1])
+    low, high = check_bounds(bounds, X.shape[1])
     return check_matrix_in_box(X, low, high), low, high
 
 
@@ -756,16 +757,6 @@ def _check_groups(groups, d) -> list[np.ndarray]:
         seen |= set(idx.tolist())
         out.append(idx)
     return out
-
-
-def _check_bounds(bounds, d):
-    """``bounds = (low, high)``, scalars or length-``d`` vectors, as two float vectors with low < high."""
-    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise TypeError(f"bounds must be a pair (low, high), got {type(bounds).__name__}")
-    low, high = _per_attribute(bounds[0], d, "low"), _per_attribute(bounds[1], d, "high")
-    if np.any(low >= high):
-        raise ValueError("bounds must satisfy low < high for every attribute")
-    return low, high
 
 
 def _check_components(n_components):

@@ -16,6 +16,7 @@ transforms):
 
 from __future__ import annotations
 
+import functools
 import math
 import numbers
 
@@ -72,6 +73,29 @@ def split_budget(epsilon: float, delta: float, fractions: dict) -> dict:
     return out
 
 
+def _transactional(fit):
+    """Wrap ``fit`` so that it runs on an unfitted estimator and restores the old state if it raises."""
+    if getattr(fit, "_transactional", False):
+        return fit
+
+    @functools.wraps(fit)
+    def wrapper(self, *args, **kwargs):
+        params = self.get_params(deep=False)
+        saved = {k: v for k, v in vars(self).items() if k not in params and not k.startswith("_sklearn")}
+        for name in saved:
+            delattr(self, name)
+        try:
+            return fit(self, *args, **kwargs)
+        except BaseException:
+            for name in [k for k in vars(self) if k not in params and not k.startswith("_sklearn")]:
+                delattr(self, name)
+            vars(self).update(saved)
+            raise
+
+    wrapper._transactional = True
+    return wrapper
+
+
 def budget_total(budget: dict) -> tuple[float, float]:
     """The ``(epsilon, delta)`` that a ``budget_`` dict spends in all (basic composition)."""
     return (math.fsum(e for e, _ in budget.values()), math.fsum(d for _, d in budget.values()))
@@ -83,7 +107,18 @@ class PrivateEstimator(BaseEstimator):
     Subclasses define ``__init__`` storing ``epsilon``, ``delta`` (when they use it) and
     ``random_state`` among their parameters, and call ``_check_privacy()`` and
     ``_make_rng()`` at the start of ``fit``.
+
+    Every subclass's ``fit`` is transactional (wrapped by :func:`_transactional`): it starts
+    from an unfitted estimator (the previous release, its ``budget_`` and every other fitted
+    attribute are set aside) and, if it raises, the estimator is put back exactly as it was. So
+    ``budget_`` always describes the release the estimator holds, and a failed fit (bad data,
+    or bad parameters after ``set_params``) never leaves a mix of two releases.
     """
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if "fit" in vars(cls):
+            cls.fit = _transactional(vars(cls)["fit"])
 
     def _check_privacy(self, *, needs_delta: bool = True) -> tuple[float, float]:
         """Validated ``(epsilon, delta)``; ``delta`` is 0.0 for a pure-epsilon estimator."""

@@ -528,3 +528,47 @@ def compare_sampler(
         "matches_intended": bool(np.all((low <= refs["kgm"]) & (refs["kgm"] <= high))),
         "matches_library": bool(np.all((low <= refs["library"]) & (refs["library"] <= high))),
     }
+
+
+def privacy_loss_maximisers(
+    C, C_prime, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: int = 200
+) -> tuple[float, np.ndarray]:
+    """The privacy loss of :func:`privacy_loss` and *every* point that attains it, up to round-off.
+
+    The loss is evaluated on the same points as :func:`privacy_loss` (the quadrature nodes and
+    the eigenvectors of ``C`` and ``C'``, both signs). Where two points tie (``C = diag(3, 2, 0)``
+    against ``diag(2, 3, 0)`` attains the same loss at ``e1`` and ``e2``), ``privacy_loss``'s
+    single argmax is whichever round-off happens to favour, which differs between CPUs; this
+    returns the tied set by the package's tie rule, :func:`dpnb.evaluation.tied_with_best`
+    (exact values, tied within ``1e-9`` relative).
+
+    Returns
+    -------
+    loss : float
+        The largest ``|log p_C(u) - log p_C'(u)|`` over the points.
+    points : ndarray, shape (m, d)
+        The tied maximisers, each once: the densities are even (``p(u) = p(-u)``), so ``u`` and
+        ``-u`` are one point, given with its first nonzero coordinate positive; in the order of
+        the evaluated points.
+    """
+    from .evaluation import tied_with_best  # evaluation imports stats only: no cycle, kept local to this addition
+
+    C = _check_symmetric(C, "C")
+    C_prime = _check_symmetric(C_prime, "C_prime")
+    if C.shape != C_prime.shape:
+        raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
+    nodes, _ = sphere_quadrature(C.shape[0], n_nodes)
+    axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
+    U = np.concatenate([nodes, axes, -axes])
+    diff = np.abs(
+        log_density(U, C, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+        - log_density(U, C_prime, epsilon, sensitivity=sensitivity, rule=rule, n_nodes=n_nodes)
+    )
+    tied = U[tied_with_best(diff)]
+    lead = np.argmax(np.abs(tied) > 1e-12, axis=1)  # first coordinate that is not zero (a unit vector has one)
+    tied = tied * np.sign(tied[np.arange(len(tied)), lead])[:, None]
+    kept = []
+    for point in tied:  # merge u and -u, and an eigenvector listed for both C and C'
+        if not any(np.allclose(point, other, rtol=0.0, atol=1e-9) for other in kept):
+            kept.append(point)
+    return float(diff.max()), np.array(kept)

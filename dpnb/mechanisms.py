@@ -4,8 +4,9 @@ Conventions
 -----------
 * ``sensitivity`` is the *global* sensitivity of the query under the neighbour relation the
   caller uses (L1 for Laplace, L2 for Gaussian). It is an argument, never estimated from data.
-* Symmetric variants draw independent noise on the upper triangle (diagonal included) and
-  mirror it. Their ``sensitivity`` is therefore the sensitivity of the *upper triangle* viewed
+* Symmetric variants refuse a matrix that is not symmetric (up to rounding), release its
+  upper triangle (diagonal included) plus independent noise, and mirror the result, so the lower
+  triangle never reaches the output. Their ``sensitivity`` is therefore the sensitivity of the *upper triangle* viewed
   as a vector of ``d (d + 1) / 2`` numbers, which is what the privacy proof needs.
 * ``epsilon = inf`` is the non-private limit: every mechanism adds no noise (scale 0).
 * Gaussian calibration: ``"classic"`` is Dwork & Roth (2014, Thm A.1),
@@ -20,6 +21,7 @@ import numpy as np
 from scipy.optimize import brentq
 from scipy.special import log_ndtr
 
+from . import exact_noise
 from .linalg import symmetrize_upper
 from .validation import (
     check_array,
@@ -28,7 +30,7 @@ from .validation import (
     check_integer,
     check_positive,
     check_random_state,
-    check_square,
+    check_symmetric,
 )
 
 CALIBRATIONS = ("analytic", "classic")
@@ -39,8 +41,26 @@ def _noise_shape(value: np.ndarray, size) -> tuple:
     return value.shape if size is None else (check_integer(size, "size"), *value.shape)
 
 
-def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: int | None = None):
+def _laplace_scale(sensitivity, epsilon) -> float:
+    """``sensitivity / epsilon``, refused when it overflows (an epsilon so small the noise is infinite)."""
+    sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
+    with np.errstate(over="ignore"):
+        scale = sensitivity / epsilon
+    if not np.isfinite(scale) or scale > 1e300:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for sensitivity {sensitivity!r}: the noise scale "
+            "overflows; pass a larger epsilon"
+        )
+    return scale
+
+
+def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: int | None = None, noise="float"):
     """Release ``value + Lap(sensitivity / epsilon)`` i.i.d. per entry (epsilon-DP).
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
+    ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
 
     Parameters
     ----------
@@ -54,29 +74,46 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
     size : int, optional
         Number of independent releases, stacked along a new first axis; they are the draws of
         ``size`` separate calls on the same generator, in order (for batched audits).
+    noise : {"float", "exact"}
+        Floating-point Laplace noise, or exact discrete Laplace noise on a grid.
 
     Returns
     -------
     float or ndarray of the same shape as ``value`` (``(size, *value.shape)`` with ``size``).
     """
     value = check_array(value, ndim=None, name="value")
-    scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
+    scale = _laplace_scale(sensitivity, epsilon)
     rng = check_random_state(random_state)
+    if exact_noise.check_noise(noise) == "exact":
+        out = exact_noise.grid_laplace_release(value, sensitivity, epsilon, rng, size)
+        return float(out) if out.ndim == 0 else out
     out = value + rng.laplace(0.0, scale, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
 
-def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=None):
+def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=None, noise="float"):
     """Laplace mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
+
+    ``matrix`` must be symmetric (up to rounding; refused otherwise): the release is the upper
+    triangle of ``matrix`` plus noise, mirrored, so it depends on the upper triangle only.
 
     ``sensitivity`` must be the L1 sensitivity of the upper triangle (diagonal included) of
     the query, i.e. ``max ||triu(f(X) - f(X'))||_1``. For a query whose full-matrix L1
     sensitivity is ``S`` this lies between ``S / 2`` and ``S``.
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
+    ``dpnb.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
+    The upper triangle is released on the grid and mirrored.
     """
-    matrix = check_square(matrix, name="matrix")
-    scale = check_positive(sensitivity, "sensitivity") / check_epsilon(epsilon)
+    matrix = check_symmetric(matrix, name="matrix")
+    scale = _laplace_scale(sensitivity, epsilon)
     rng = check_random_state(random_state)
-    return matrix + symmetrize_upper(rng.laplace(0.0, scale, size=matrix.shape))
+    if exact_noise.check_noise(noise) == "exact":
+        release = lambda v: exact_noise.grid_laplace_release(v, sensitivity, epsilon, rng)  # noqa: E731
+        return exact_noise.symmetric_grid_release(matrix, release)
+    return symmetrize_upper(matrix + rng.laplace(0.0, scale, size=matrix.shape))
 
 
 def gaussian_delta(epsilon, sigma, sensitivity=1.0) -> float:
@@ -161,29 +198,60 @@ def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -
 
 
 def gaussian_mechanism(
-    value, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None, size: int | None = None
+    value,
+    sensitivity,
+    epsilon,
+    delta,
+    *,
+    calibration: str = "analytic",
+    random_state=None,
+    size: int | None = None,
+    noise="float",
 ):
     """Release ``value + N(0, sigma^2)`` i.i.d. per entry, (epsilon, delta)-DP.
 
     ``sensitivity`` is the global L2 sensitivity; sigma comes from :func:`gaussian_sigma`.
     ``size`` stacks that many independent releases along a new first axis, drawn as ``size``
     separate calls would draw them (sigma is calibrated once).
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
+    ``dpnb.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
+    bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
+    at epsilon = 1, delta = 1e-5.
     """
     value = check_array(value, ndim=None, name="value")
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
+    if exact_noise.check_noise(noise) == "exact":
+        out = exact_noise.grid_gaussian_release(value, sensitivity, epsilon, delta, rng, size)
+        return float(out) if out.ndim == 0 else out
     out = value + rng.normal(0.0, sigma, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
 
 def symmetric_gaussian_mechanism(
-    matrix, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None
+    matrix, sensitivity, epsilon, delta, *, calibration: str = "analytic", random_state=None, noise="float"
 ):
     """Gaussian mechanism for a symmetric matrix: noise on the upper triangle, mirrored.
 
+    ``matrix`` must be symmetric (up to rounding; refused otherwise); as for
+    :func:`symmetric_laplace_mechanism`, only its upper triangle reaches the release.
+
     ``sensitivity`` is the L2 sensitivity of the upper triangle (diagonal included).
+
+    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
+    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
+    ``dpnb.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
+    bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
+    at epsilon = 1, delta = 1e-5. The upper triangle is released on the grid and mirrored.
     """
-    matrix = check_square(matrix, name="matrix")
+    matrix = check_symmetric(matrix, name="matrix")
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
-    return matrix + symmetrize_upper(rng.normal(0.0, sigma, size=matrix.shape))
+    if exact_noise.check_noise(noise) == "exact":
+        release = lambda v: exact_noise.grid_gaussian_release(v, sensitivity, epsilon, delta, rng)  # noqa: E731
+        return exact_noise.symmetric_grid_release(matrix, release)
+    return symmetrize_upper(matrix + rng.normal(0.0, sigma, size=matrix.shape))

@@ -30,7 +30,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from .estimator import PrivateEstimator
-from .validation import check_array, check_integer
+from .validation import MAX_SAMPLES, check_array, check_bounds, check_integer
 
 HISTOGRAM_L2 = math.sqrt(2.0)  # replace one record: one count -1, another +1
 HISTOGRAM_L1 = 2.0
@@ -64,9 +64,7 @@ def discretize(X, bounds, n_bins: int = 8, *, categorical=()) -> np.ndarray:
     """
     X = check_array(X, name="X")
     n_bins = check_integer(n_bins, "n_bins", minimum=2)
-    low, high = (np.broadcast_to(np.asarray(b, dtype=float), (X.shape[1],)) for b in bounds)
-    if np.any(low >= high):
-        raise ValueError("bounds must satisfy low < high for every column")
+    low, high = check_bounds(bounds, X.shape[1])
     unit = (np.clip(X, low, high) - low) / (high - low)
     codes = np.minimum((unit * n_bins).astype(np.int64), n_bins - 1)
     for j in categorical:
@@ -75,9 +73,15 @@ def discretize(X, bounds, n_bins: int = 8, *, categorical=()) -> np.ndarray:
 
 
 def _check_codes(X, domain_sizes) -> tuple[np.ndarray, np.ndarray]:
+    if hasattr(X, "toarray"):
+        raise TypeError(
+            f"X must be a dense array of integer codes, got the sparse {type(X).__name__}; pass X.toarray()"
+        )
     X = np.asarray(X)
-    if X.ndim != 2 or not np.issubdtype(X.dtype, np.integer):
-        raise TypeError("X must be a 2-D array of integer codes (see dpnb.mst.discretize)")
+    if not np.issubdtype(X.dtype, np.integer):
+        raise TypeError(f"X must be an array of integer codes (see dpnb.mst.discretize), got dtype {X.dtype}")
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-dimensional (records x columns), got shape {X.shape}")
     if domain_sizes is None:
         raise ValueError("domain_sizes must be declared (public): the number of values of each column")
     sizes = np.asarray(domain_sizes)
@@ -128,6 +132,10 @@ class MST(PrivateEstimator):
         if d < 2:
             raise ValueError("MST needs at least two columns")
         rho = zcdp_rho(epsilon, delta) / 3
+        if rho == 0:
+            raise ValueError(
+                f"epsilon={epsilon!r} is too small: the zCDP budget rho underflows to 0; pass a larger epsilon"
+            )
         sigma1 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt(d / (2 * rho))
         one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + rng.normal(0.0, sigma1, sizes[j]) for j in range(d)}
         eps_select = math.inf if math.isinf(rho) else math.sqrt(8 * rho / (d - 1))
@@ -196,7 +204,7 @@ class MST(PrivateEstimator):
         Draws from the generator made in :meth:`fit`.
         """
         check_is_fitted(self, "edges_")
-        n_samples = check_integer(n_samples, "n_samples")
+        n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         out = np.zeros((n_samples, self.n_features_in_), dtype=np.int64)
         sampled = set()

@@ -30,9 +30,6 @@ audited in ``notebooks/pca_gauss.md``); ``calibration="paper"`` switches to the 
 
 from __future__ import annotations
 
-import hashlib
-import numbers
-
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -45,7 +42,11 @@ from .mechanisms import (
     symmetric_laplace_mechanism,
 )
 from .validation import (
+    MAX_SAMPLES,
     check_array,
+    check_bounds,
+    check_choice,
+    check_fraction,
     check_in_box,
     check_integer,
     check_matrix_in_box,
@@ -61,40 +62,25 @@ CALIBRATIONS = ("corrected", "paper")
 # --------------------------------------------------------------------------------------
 # Public bounds
 # --------------------------------------------------------------------------------------
-def box_bounds(bounds, n_features=None) -> tuple[np.ndarray, np.ndarray]:
-    """Validated public box ``(low, high)``, each of shape ``(n_features,)``.
-
-    Parameters
-    ----------
-    bounds : tuple (low, high)
-        Scalars or per-feature arrays with ``low < high``; never read from the data.
-    n_features : int, optional
-        ``M``; None keeps the broadcast shape of ``low`` and ``high``.
-    """
-    if not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
-        raise TypeError(f"bounds must be a pair (low, high) of scalars or per-feature arrays, got {bounds!r}")
-    low = check_array(bounds[0], ndim=None, name="bounds low")
-    high = check_array(bounds[1], ndim=None, name="bounds high")
-    try:
-        shape = np.broadcast_shapes(low.shape, high.shape, () if n_features is None else (n_features,))
-    except ValueError:
-        raise ValueError(f"bounds must be scalars or have one entry per feature ({n_features})") from None
-    low, high = np.broadcast_to(low, shape).astype(float), np.broadcast_to(high, shape).astype(float)
-    if low.ndim > 1 or np.any(low >= high):
-        raise ValueError("bounds must be (low, high) with low < high in every feature")
-    return np.atleast_1d(low), np.atleast_1d(high)
-
-
 def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
-    """``c_j = max(|low_j|, |high_j|)``: the bound on ``|x_j|`` that every sensitivity below uses."""
-    low, high = box_bounds(bounds, n_features)
-    return np.maximum(np.abs(low), np.abs(high))
+    """``c_j = max(|low_j|, |high_j|)``: the bound on ``|x_j|`` that every sensitivity below uses.
+
+    ``bounds`` is validated by :func:`dpnb.validation.check_bounds` (finite, ``low < high``).
+    """
+    low, high = check_bounds(bounds, n_features)
+    c = np.maximum(np.abs(low), np.abs(high))
+    with np.errstate(over="ignore"):
+        too_wide = not np.isfinite(c.sum() ** 2)
+    if too_wide:
+        raise ValueError(
+            "bounds are too wide: the second-moment sensitivity (sum of the coordinate bounds)^2 "
+            "overflows; rescale the data to a smaller public box"
+        )
+    return c
 
 
 def _check_calibration(calibration) -> str:
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
-    return calibration
+    return check_choice(calibration, "calibration", CALIBRATIONS)
 
 
 # --------------------------------------------------------------------------------------
@@ -183,7 +169,7 @@ def reduce_features(X, basis, *, bounds=(-1.0, 1.0)) -> np.ndarray:
     ``a = max_j c_j`` (:func:`coordinate_bounds`); the scale is :func:`feature_scale`.
     """
     X = check_array(X, name="X")
-    low, high = box_bounds(bounds, X.shape[1])
+    low, high = check_bounds(bounds, X.shape[1])
     X = check_in_box(X, low, high)
     W = _check_basis(basis, X.shape[1], None)
     return X @ W / feature_scale(W, (low, high))
@@ -203,7 +189,7 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None) 
     ndarray of shape (M, K), orthonormal columns.
     """
     X = check_array(X, name="X", min_rows=1)
-    low, high = box_bounds(bounds, X.shape[1])
+    low, high = check_bounds(bounds, X.shape[1])
     X = check_in_box(X, low, high)
     n, m = X.shape
     k = check_n_components(n_components, m)
@@ -249,62 +235,25 @@ def public_pca(X_public, n_components) -> np.ndarray:
     return top_eigenvectors(X.T @ X / X.shape[0], k)[1]
 
 
-_MOMENT_CACHE: dict = {}
-
-
 def pca_spectrum(X) -> np.ndarray:
-    """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances).
-
-    The last input's moments are cached (``_moments``), so fitting Algorithm 1 for several ``K``
-    and trials on the same data computes the Gram matrix and its spectrum once.
-    """
-    return _spectrum(check_array(X, name="X"))
-
-
-def _moment_key(X) -> tuple:
-    """Cache key of a matrix: its shape and a digest of ``X r`` for a fixed random vector ``r``.
-
-    One matrix-vector pass, much cheaper than hashing every byte; any change of ``X`` changes
-    ``X r`` except on a measure-zero set, and a miss only recomputes.
-    """
-    probe = np.random.default_rng(1709).standard_normal(X.shape[1])
-    return X.shape, hashlib.blake2b((X @ probe).tobytes(), digest_size=16).hexdigest()
-
-
-def _moments(X, key=None) -> dict:
-    """Cached ``{"gram": X^T X / N, "mean": column means}`` of a validated float64 matrix (the last input only).
-
-    Every release in a fixed basis ``W`` needs only these: the reduced data ``Z = X W / s`` has
-    ``Z^T Z / N = W^T (X^T X / N) W / s^2`` and mean ``mean W / s``, so trials and ``K`` on the same
-    data reuse one Gram matrix (:func:`_reduced_moments`).
-    """
-    key = _moment_key(X) if key is None else key
-    if key not in _MOMENT_CACHE:
-        _MOMENT_CACHE.clear()
-        _MOMENT_CACHE[key] = {"gram": X.T @ X / X.shape[0], "mean": X.mean(axis=0)}
-    return _MOMENT_CACHE[key]
+    """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances)."""
+    X = check_array(X, name="X")
+    return np.linalg.eigvalsh(X.T @ X / X.shape[0] / X.shape[1])[::-1]
 
 
 def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
-    """``(Z^T Z / N, mean of Z)`` for ``Z = X W``.
+    """``(Z^T Z / N, mean of Z)`` for ``Z = X W``, computed afresh from ``X`` on every call.
 
-    From the cached Gram matrix when it is there, or when forming it costs no more than forming
-    ``Z^T Z`` (``2 K >= M``: ``N M^2`` against ``2 N M K`` flops); otherwise from ``Z`` itself.
+    Through the Gram matrix (``W^T (X^T X / N) W``) when forming it costs no more than forming
+    ``Z^T Z`` (``2 K >= M``: ``N M^2`` against ``2 N M K`` flops), otherwise from ``Z`` itself. No
+    moment of the data is kept between calls (a cache of private statistics would outlive the
+    release and could be served for another dataset).
     """
-    key = _moment_key(X)
-    if key in _MOMENT_CACHE or 2 * W.shape[1] >= W.shape[0]:
-        moments = _moments(X, key)
-        return W.T @ moments["gram"] @ W, moments["mean"] @ W
+    if 2 * W.shape[1] >= W.shape[0]:
+        gram = X.T @ X / X.shape[0]
+        return W.T @ gram @ W, X.mean(axis=0) @ W
     Z = X @ W
     return Z.T @ Z / X.shape[0], Z.mean(axis=0)
-
-
-def _spectrum(X) -> np.ndarray:
-    """:func:`pca_spectrum` of an already validated float64 matrix."""
-    moments = _moments(X)
-    if "spectrum" not in moments:
-        moments["spectrum"] = np.linalg.eigvalsh(moments["gram"] / X.shape[1])[::-1]
-    return moments["spectrum"].copy()
 
 
 # --------------------------------------------------------------------------------------
@@ -406,33 +355,32 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         X, low, high = _check_data(X, self.bounds, min_rows=2)
         n, m = X.shape
         k = check_n_components(self.n_components, m)
+        state = {"n_features_in_": m, "_bound": float(coordinate_bounds((low, high)).max())}
         if self.basis is not None:
             W = _check_basis(self.basis, m, k)
-            self.components_ = W.T
-            self._scale = feature_scale(W, (low, high))
-        self._bound = float(coordinate_bounds((low, high)).max())
-        self._rng = self._make_rng()
-        self.n_features_in_ = m
+            state.update(components_=W.T, _scale=feature_scale(W, (low, high)))
+        if self.mode != "unsupervised":
+            y = self._check_y(y, n, categorical=self.mode == "gmm")
+        state["_rng"] = self._make_rng()
         if self.mode == "unsupervised" and self.basis is None:
-            self._fit_same_data_pca(X, k, epsilon, (low, high))
+            self._fit_same_data_pca(state, X, k, epsilon, (low, high))
         elif self.mode == "unsupervised":
-            reduced = _reduced_moments(X, self.components_.T / self._scale)
-            self._fit_gaussian(reduced, n, np.full(k, self._bound), epsilon, settings["mean"])
+            reduced = _reduced_moments(X, W / state["_scale"])
+            self._fit_gaussian(state, reduced, n, np.full(k, state["_bound"]), epsilon, settings["mean"])
         elif self.mode == "supervised":
-            y = self._check_y(y, n, categorical=False)
-            bounds = np.append(np.full(k, self._bound), float(self.label_bound))
-            Z = np.column_stack([self._reduce(X), y])
-            self._fit_gaussian((Z.T @ Z / n, Z.mean(axis=0)), n, bounds, epsilon, settings["mean"])
+            bounds = np.append(np.full(k, state["_bound"]), float(self.label_bound))
+            Z = np.column_stack([X @ W / state["_scale"], y])
+            self._fit_gaussian(state, (Z.T @ Z / n, Z.mean(axis=0)), n, bounds, epsilon, settings["mean"])
         elif self.calibration == "corrected":
-            self._fit_gmm(self._reduce(X), self._check_y(y, n, categorical=True), epsilon, settings)
+            self._fit_gmm(state, X @ W / state["_scale"], y, epsilon, settings)
         else:
-            self._fit_gmm_paper(self._reduce(X), self._check_y(y, n, categorical=True), epsilon, settings["mean"])
+            self._fit_gmm_paper(state, X @ W / state["_scale"], y, epsilon, settings["mean"])
+        vars(self).update(state)  # all at once, at the end
         return self
 
     def _check_settings(self) -> dict:
         """Validate the non-privacy parameters; returns the resolved budget fractions."""
-        if self.mode not in MODES:
-            raise ValueError(f"mode must be one of {MODES}, got {self.mode!r}")
+        check_choice(self.mode, "mode", MODES)
         _check_calibration(self.calibration)
         check_integer(self.n_components, "n_components")
         check_positive(self.label_bound, "label_bound")
@@ -449,8 +397,8 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         elif self.n_classes is not None:
             raise ValueError("n_classes is only used with mode='gmm'; leave it None")
         default_mean = 0.1 if self.mode == "gmm" else 0.0
-        mean = _check_fraction(default_mean if self.mean_fraction is None else self.mean_fraction, "mean_fraction")
-        count = _check_fraction(self.count_fraction, "count_fraction")
+        mean = check_fraction(default_mean if self.mean_fraction is None else self.mean_fraction, "mean_fraction")
+        count = check_fraction(self.count_fraction, "count_fraction")
         counted = self.mode == "gmm" and self.calibration == "corrected"
         if mean + (count if counted else 0.0) >= 1:
             raise ValueError("mean_fraction + count_fraction must be < 1 so the covariance gets some budget")
@@ -463,49 +411,46 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             )
         return {"mean": mean, "count": count}
 
-    def _reduce(self, X):
-        return X @ self.components_.T / self._scale
-
-    def _fit_same_data_pca(self, X, k, epsilon, bounds):
+    def _fit_same_data_pca(self, state, X, k, epsilon, bounds):
         n, m = X.shape
-        eigenvalues = _spectrum(X)[:k]
+        eigenvalues = pca_spectrum(X)[:k]
         sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, calibration=self.calibration)
-        noisy = np.atleast_1d(laplace_mechanism(eigenvalues, sens, epsilon, random_state=self._rng))
-        self.budget_ = split_budget(epsilon, 0.0, {"eigenvalues": 1.0})
-        self.sensitivity_ = {"eigenvalues": sens}
-        self.mean_ = np.zeros(k)
-        self.covariance_ = np.diag(np.maximum(noisy, 0.0))
+        noisy = np.atleast_1d(laplace_mechanism(eigenvalues, sens, epsilon, random_state=state["_rng"]))
+        state["budget_"] = split_budget(epsilon, 0.0, {"eigenvalues": 1.0})
+        state["sensitivity_"] = {"eigenvalues": sens}
+        state["mean_"] = np.zeros(k)
+        state["covariance_"] = np.diag(np.maximum(noisy, 0.0))
 
-    def _fit_gaussian(self, moments, n, bounds, epsilon, mean_fraction):
+    def _fit_gaussian(self, state, moments, n, bounds, epsilon, mean_fraction):
         """Algorithms 1 (fixed basis) and 2: Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of Z)``."""
         second_moment, mean_z = moments
         k = second_moment.shape[0] - (self.mode == "supervised")
         fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
-        self.budget_ = split_budget(epsilon, 0.0, fractions)
+        state["budget_"] = split_budget(epsilon, 0.0, fractions)
         if self.calibration == "paper" and self.mode == "supervised":
-            sens_cov = (k**2 + 4 * k + 1) * self._bound**2 / n  # Theorem 5 (reconstructed), b = a
+            sens_cov = (k**2 + 4 * k + 1) * state["_bound"] ** 2 / n  # Theorem 5 (reconstructed), b = a
         else:
             sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
         second = symmetric_laplace_mechanism(
-            second_moment, sens_cov, self.budget_["second_moment"][0], random_state=self._rng
+            second_moment, sens_cov, state["budget_"]["second_moment"][0], random_state=state["_rng"]
         )
-        self.sensitivity_ = {"second_moment": sens_cov}
+        state["sensitivity_"] = {"second_moment": sens_cov}
         mean = np.zeros(second_moment.shape[0])
         if mean_fraction:
             sens_mean = 2.0 * bounds.sum() / n
             mean = np.clip(
-                laplace_mechanism(mean_z, sens_mean, self.budget_["mean"][0], random_state=self._rng),
+                laplace_mechanism(mean_z, sens_mean, state["budget_"]["mean"][0], random_state=state["_rng"]),
                 -bounds,
                 bounds,
             )
-            self.sensitivity_["mean"] = sens_mean
-        self.mean_ = mean
-        self.covariance_ = project_psd(second - np.outer(mean, mean))
+            state["sensitivity_"]["mean"] = sens_mean
+        state["mean_"] = mean
+        state["covariance_"] = project_psd(second - np.outer(mean, mean))
 
-    def _fit_gmm(self, Z, y, epsilon, fractions):
+    def _fit_gmm(self, state, Z, y, epsilon, fractions):
         k, c = Z.shape[1], self.n_classes
-        sens = gmm_sensitivities(k, self._bound)
-        self.budget_ = split_budget(
+        sens = gmm_sensitivities(k, state["_bound"])
+        state["budget_"] = split_budget(
             epsilon,
             0.0,
             {
@@ -516,35 +461,35 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         )
         onehot = np.eye(c)[y]
         counts = laplace_mechanism(
-            onehot.sum(axis=0), sens["counts"], self.budget_["counts"][0], random_state=self._rng
+            onehot.sum(axis=0), sens["counts"], state["budget_"]["counts"][0], random_state=state["_rng"]
         )
-        sums = laplace_mechanism(onehot.T @ Z, sens["sums"], self.budget_["sums"][0], random_state=self._rng)
+        sums = laplace_mechanism(onehot.T @ Z, sens["sums"], state["budget_"]["sums"][0], random_state=state["_rng"])
         second = [
             symmetric_laplace_mechanism(
                 Z[y == j].T @ Z[y == j],
                 sens["second_moments"],
-                self.budget_["second_moments"][0],
-                random_state=self._rng,
+                state["budget_"]["second_moments"][0],
+                random_state=state["_rng"],
             )
             for j in range(c)
         ]
-        self.sensitivity_ = sens
+        state["sensitivity_"] = sens
         sizes = np.maximum(counts, 1.0)
-        self.class_means_ = np.clip(sums / sizes[:, None], -self._bound, self._bound)
-        self.class_covariances_ = np.stack(
-            [project_psd(second[j] / sizes[j] - np.outer(mu, mu)) for j, mu in enumerate(self.class_means_)]
+        state["class_means_"] = np.clip(sums / sizes[:, None], -state["_bound"], state["_bound"])
+        state["class_covariances_"] = np.stack(
+            [project_psd(second[j] / sizes[j] - np.outer(mu, mu)) for j, mu in enumerate(state["class_means_"])]
         )
         weights = np.maximum(counts, 0.0)
-        self.class_weights_ = weights / weights.sum() if weights.sum() > 0 else np.full(c, 1.0 / c)
+        state["class_weights_"] = weights / weights.sum() if weights.sum() > 0 else np.full(c, 1.0 / c)
 
-    def _fit_gmm_paper(self, Z, y, epsilon, mean_fraction):
+    def _fit_gmm_paper(self, state, Z, y, epsilon, mean_fraction):
         """Theorem 6 as stated (reconstructed): per class, noise scaled by the private ``N_c``. Not DP."""
-        k, c, a = Z.shape[1], self.n_classes, self._bound
-        self.budget_ = split_budget(
+        k, c, a = Z.shape[1], self.n_classes, state["_bound"]
+        state["budget_"] = split_budget(
             epsilon, 0.0, {"class_means": mean_fraction, "class_covariances": 1.0 - mean_fraction}
         )
         sizes = np.bincount(y, minlength=c).astype(float)
-        self.sensitivity_ = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
+        state["sensitivity_"] = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
         means, covariances = [], []
         for j in range(c):
             Zj = Z[y == j]
@@ -552,7 +497,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             means.append(
                 np.clip(
                     laplace_mechanism(
-                        mu, self.sensitivity_["class_means"][j], self.budget_["class_means"][0], random_state=self._rng
+                        mu,
+                        state["sensitivity_"]["class_means"][j],
+                        state["budget_"]["class_means"][0],
+                        random_state=state["_rng"],
                     ),
                     -a,
                     a,
@@ -563,14 +511,14 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                 project_psd(
                     symmetric_laplace_mechanism(
                         cov,
-                        self.sensitivity_["class_covariances"][j],
-                        self.budget_["class_covariances"][0],
-                        random_state=self._rng,
+                        state["sensitivity_"]["class_covariances"][j],
+                        state["budget_"]["class_covariances"][0],
+                        random_state=state["_rng"],
                     )
                 )
             )
-        self.class_means_, self.class_covariances_ = np.array(means), np.stack(covariances)
-        self.class_weights_ = sizes / sizes.sum()
+        state["class_means_"], state["class_covariances_"] = np.array(means), np.stack(covariances)
+        state["class_weights_"] = sizes / sizes.sum()
 
     # -- using the release --------------------------------------------------------------
     def transform(self, X):
@@ -583,13 +531,13 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         X = check_array(X, name="X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
-        return self._reduce(_check_data(X, self.bounds)[0])
+        return _check_data(X, self.bounds)[0] @ self.components_.T / self._scale
 
     def sample(self, n_samples):
         """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
         "supervised", class labels for "gmm". Draws from the generator made in :meth:`fit`."""
         check_is_fitted(self, "budget_")
-        n = check_integer(n_samples, "n_samples")
+        n = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         if self.mode == "gmm":
             sizes = rng.multinomial(n, self.class_weights_)
@@ -620,8 +568,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             raise ValueError(f"y must hold integer class labels in [0, n_classes={self.n_classes})")
         y = y.astype(int)
         empty = np.setdiff1d(np.arange(self.n_classes), y)
-        if empty.size:
-            raise ValueError(f"class(es) {empty.tolist()} have no records; drop them or lower n_classes")
+        if empty.size and self.calibration == "paper":
+            # Theorem 6 as stated divides by the private class sizes: not DP, and this refusal
+            # reveals that a class is empty. The corrected release handles empty classes.
+            raise ValueError(f"class(es) {empty.tolist()} have no records; calibration='paper' needs every class")
         return y
 
 
@@ -633,16 +583,8 @@ def _check_data(X, bounds, *, min_rows=1):
     raise their usual messages. No copy for float64 input.
     """
     X = check_array(X, name="X", min_rows=min_rows, finite=False)
-    low, high = box_bounds(bounds, X.shape[1])
+    low, high = check_bounds(bounds, X.shape[1])
     return check_matrix_in_box(X, low, high), low, high
-
-
-def _check_fraction(value, name) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in [0, 1), got {type(value).__name__}")
-    if not 0 <= float(value) < 1:
-        raise ValueError(f"{name} must be a number in [0, 1), got {value!r}")
-    return float(value)
 
 
 def _check_basis(basis, n_features, n_components) -> np.ndarray:

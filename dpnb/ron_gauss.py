@@ -46,12 +46,15 @@ from .estimator import PrivateEstimator, split_budget
 from .linalg import gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 from .validation import (
+    MAX_SAMPLES,
     check_array,
+    check_choice,
     check_epsilon,
     check_integer,
     check_n_components,
     check_positive,
     check_random_state,
+    check_row_norms,
 )
 
 MODES = ("unsupervised", "supervised", "gmm")
@@ -59,12 +62,6 @@ PROJECTIONS = ("haar", "paper")
 CALIBRATIONS = ("corrected", "paper")
 PARTS = ("upper", "full")
 _CHUNK = 4096  # rows per block of the chunked passes over X (a block and its products stay in cache)
-
-
-def _check_choice(value, name, allowed):
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
-    return value
 
 
 def algorithm2_projection(n_features, n_components, *, take="columns", random_state=None) -> np.ndarray:
@@ -91,7 +88,7 @@ def algorithm2_projection(n_features, n_components, *, take="columns", random_st
     """
     m = check_integer(n_features, "n_features")
     p = check_n_components(n_components, m)
-    _check_choice(take, "take", ("columns", "rows"))
+    check_choice(take, "take", ("columns", "rows"))
     Q, _ = np.linalg.qr(check_random_state(random_state).random((m, m)))
     return Q[:, :p].T if take == "columns" else Q[:p].copy()
 
@@ -137,8 +134,8 @@ def covariance_sensitivity(
     p = check_positive(n_components, "n_components")
     n = check_positive(n_samples, "n_samples")
     a = 0.0 if label_bound is None else check_positive(label_bound, "label_bound")
-    _check_choice(part, "part", PARTS)
-    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+    check_choice(part, "part", PARTS)
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
     if part == "upper":
         return (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
@@ -178,7 +175,7 @@ def mle_covariance_sensitivity(n_components, n_samples, *, calibration="correcte
     """
     p = check_positive(n_components, "n_components")
     n = check_positive(n_samples, "n_samples")
-    if _check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
         return (2 * np.sqrt(p) + 2 * n * np.sqrt(p)) / n
     return 4 * np.sqrt(2) * p * (n - 1) / n**2
 
@@ -217,7 +214,7 @@ def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None):
     basis : ndarray (n_components, n_features)
         ``R``; map test rows with ``unit_rows(X) @ basis.T``.
     """
-    X = check_array(X_unit, ndim=2, name="X_unit")
+    X = check_row_norms(check_array(X_unit, ndim=2, name="X_unit"), 1.0, name="X_unit")
     k = check_n_components(n_components, X.shape[1])
     eps = check_epsilon(epsilon)
     rng = check_random_state(random_state)
@@ -246,7 +243,7 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
     basis : ndarray (n_components, n_features)
         ``V^T``; map test rows with ``unit_rows(X) @ basis.T``.
     """
-    X = check_array(X_unit, ndim=2, name="X_unit")
+    X = check_row_norms(check_array(X_unit, ndim=2, name="X_unit"), 1.0, name="X_unit")
     n, m = X.shape
     k = check_n_components(n_components, m)
     eps = check_epsilon(epsilon)
@@ -523,8 +520,8 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     # -- validation ---------------------------------------------------------------------
     def _check_params(self):
         epsilon, _ = self._check_privacy(needs_delta=False)
-        _check_choice(self.mode, "mode", MODES)
-        _check_choice(self.projection, "projection", PROJECTIONS)
+        check_choice(self.mode, "mode", MODES)
+        check_choice(self.projection, "projection", PROJECTIONS)
         frac = self.mean_fraction
         if isinstance(frac, bool) or not isinstance(frac, numbers.Real):
             raise TypeError(f"mean_fraction must be a real number in (0, 1), got {type(frac).__name__}")
@@ -633,7 +630,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             rows shuffled). The pair is returned in every mode.
         """
         check_is_fitted(self, "components_")
-        n_samples = check_integer(n_samples, "n_samples")
+        n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         p = self.components_.shape[0]
         if self.mode == "unsupervised":

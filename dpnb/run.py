@@ -5,12 +5,24 @@ Each notebook ``notebooks/<stem>.ipynb`` is executed into ``<output>/<stem>.ipyn
 claims of all notebooks are gathered into ``<output>/claims.json`` and summarised.
 Papermill outputs never go back into ``notebooks/``.
 
+Results are merged, never lost: ``<output>/claims.json`` holds, per notebook, the claims of its
+last successful run. A notebook not selected (``--only``) keeps its claims; a notebook whose run
+fails keeps its earlier claims, and ``<output>/run.json`` records under ``notebooks`` each
+notebook's ``status`` (``ok``, ``failed`` or ``interrupted``), ``profile``, ``seconds``,
+``error`` and whether its claims are ``current`` or ``stale`` (from an earlier run). Each failure
+is one line naming the notebook, the cell and the exception. The output folder is checked
+(creatable, writable, and not in use by another run: ``<output>/.lock``) before anything runs,
+and every results file is replaced atomically.
+
 Profiles: ``fast`` runs each notebook's own defaults (its ``parameters`` cell); any other
 profile name is looked up in ``notebooks/profiles/<stem>.yml`` (a mapping
 ``<profile>: {parameter: value}``) and overrides only the parameters it lists. A notebook with
 no entry for the profile runs with its defaults, and the summary says so. ``-p NAME VALUE``
-overrides one parameter (value parsed as YAML) in every selected notebook. Every name is
-checked against the notebook's parameters cell before anything runs.
+overrides one parameter in every selected notebook: the value is read as YAML (``1e-5`` and
+``inf`` as floats, as in Python) and converted to the parameter's annotated type. Every name,
+type and range is checked against the notebook's parameters cell and the validation cell after
+it before any kernel starts (:func:`dpnb.parameters.check_notebook_parameters`); so is every
+``--only`` name.
 
 Workers: by default the notebooks run two at a time (``--workers 2``), as tasks on a Dask
 ``LocalCluster`` of worker processes. Every notebook's kernel is limited to one BLAS/OpenMP thread,
@@ -26,21 +38,31 @@ machine with no such run, by the measured times committed in ``notebooks/profile
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import json
+import os
 import sys
 import time
 from pathlib import Path
 
-from .claims import VERDICTS, collect
+from .claims import VERDICTS, read_claims
+from .parameters import check_notebook_parameters, parameter_names, read_value, read_yaml
 from .portability import environment
 from .report import markdown_table
+from .sweep import write_atomic
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = ROOT / "notebooks"
 
 
 class UsageError(ValueError):
-    """A request ``make run`` refuses before running anything (unknown profile or parameter)."""
+    """A request ``make run`` refuses before running anything (unknown profile, notebook or parameter, bad value,
+    unusable output folder)."""
+
+
+class NotebookFailed(RuntimeError):
+    """A notebook's run failed; the message is one line: the cell and the exception (picklable, unlike some)."""
 
 
 def notebook_paths(notebooks_dir=NOTEBOOKS) -> list[Path]:
@@ -49,10 +71,8 @@ def notebook_paths(notebooks_dir=NOTEBOOKS) -> list[Path]:
 
 
 def _profiles(stem: str, notebooks_dir) -> dict:
-    import yaml
-
     path = Path(notebooks_dir) / "profiles" / f"{stem}.yml"
-    profiles = yaml.safe_load(path.read_text()) if path.is_file() else {}
+    profiles = read_yaml(path.read_text()) if path.is_file() else {}
     if not isinstance(profiles, dict):
         raise UsageError(f"{path} must map profile names to parameter mappings")
     return profiles
@@ -85,9 +105,7 @@ def profile_parameters(stem: str, profile: str, notebooks_dir=NOTEBOOKS) -> dict
 
 def check_parameter_names(notebook: Path, names) -> None:
     """Refuse names that the notebook's ``parameters`` cell does not declare."""
-    import papermill
-
-    declared = papermill.inspect_notebook(str(notebook))
+    declared = parameter_names(notebook)
     unknown = sorted(set(names) - set(declared))
     if unknown:
         raise UsageError(
@@ -107,12 +125,30 @@ ALLOCATOR = {
 }
 
 
+def failure_reason(exc: BaseException) -> str:
+    """One line: for an exception raised in a cell, ``cell In [N]: Name: first line of the message``."""
+    ename = getattr(exc, "ename", None)
+    if ename is not None:  # papermill's PapermillExecutionError: the kernel's exception
+        value = next((line for line in str(getattr(exc, "evalue", "")).splitlines() if line.strip()), "")
+        return f"cell In [{getattr(exc, 'exec_count', '?')}]: {ename}" + (f": {value}" if value else "")
+    lines = [line for line in str(exc).splitlines() if line.strip()]
+    if isinstance(exc, NotebookFailed):
+        return lines[0]
+    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
+
+
 def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None = None) -> Path:
     """Run one notebook with papermill into ``output``; returns its claims file.
 
     ``blas_threads`` limits the kernel's BLAS/OpenMP threads, and ``ALLOCATOR`` tunes its memory
     allocator (both set in this process's environment while the notebook runs, which the kernel
     inherits, and restored afterwards). Neither changes a result.
+
+    Raises
+    ------
+    NotebookFailed
+        A cell raised (the message names the cell and the exception), the kernel died, or the
+        notebook ran to the end without writing ``claims.json``.
     """
     import papermill
 
@@ -120,19 +156,26 @@ def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | 
 
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
+    claims = out_dir / "claims.json"
+    claims.unlink(missing_ok=True)  # an earlier run's file must not pass for this run's
     params = {**parameters, "output_dir": str(out_dir.resolve())}
     with environment({**dict.fromkeys(THREAD_VARIABLES, str(blas_threads) if blas_threads else ""), **ALLOCATOR}):
-        papermill.execute_notebook(
-            str(notebook),
-            str(output / notebook.name),
-            parameters=params,
-            cwd=str(notebook.parent),
-            progress_bar=False,
-            log_output=False,
-            kernel_name="python3",
-            kernel_manager_class=QuietKernelManager,
-        )
-    return out_dir / "claims.json"
+        try:
+            papermill.execute_notebook(
+                str(notebook),
+                str(output / notebook.name),
+                parameters=params,
+                cwd=str(notebook.parent),
+                progress_bar=False,
+                log_output=False,
+                kernel_name="python3",
+                kernel_manager_class=QuietKernelManager,
+            )
+        except Exception as exc:
+            raise NotebookFailed(failure_reason(exc)) from None
+    if not claims.is_file():
+        raise NotebookFailed(f"ran to the end but wrote no {claims.name} into its output_dir")
+    return claims
 
 
 def _timed_execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None) -> tuple[Path, float]:
@@ -148,16 +191,68 @@ def longest_first(notebooks: list[Path], previous: dict) -> list[Path]:
 
 def _previous_seconds(output: Path, profile: str, notebooks_dir=NOTEBOOKS) -> dict:
     """Wall seconds per notebook of the last run of ``profile`` into ``output``, else the committed measurements."""
-    path = output / "run.json"
-    if path.is_file():
-        record = json.loads(path.read_text())
-        if record.get("profile") == profile:
-            return record.get("seconds", {})
-    import yaml
-
+    record = _read_json(output / "run.json", dict) or {}
+    seconds, found = {}, False
+    if record.get("profile") == profile and isinstance(record.get("seconds"), dict):
+        seconds, found = dict(record["seconds"]), True
+    for stem, entry in (record.get("notebooks") or {}).items():
+        if isinstance(entry, dict) and entry.get("profile") == profile and entry.get("seconds") is not None:
+            seconds[stem], found = entry["seconds"], True
+    if found:
+        return seconds
     committed = Path(notebooks_dir) / "profiles" / "wall_seconds.yml"
-    measured = yaml.safe_load(committed.read_text()) if committed.is_file() else {}
+    measured = read_yaml(committed.read_text()) if committed.is_file() else {}
     return (measured or {}).get(profile, {})
+
+
+def _read_json(path: Path, kind: type):
+    """The JSON value in ``path`` if it is a ``kind``; None, with a warning naming the file, if unreadable."""
+    if not path.is_file():
+        return None
+    try:
+        value = json.loads(path.read_text())
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        print(f"warning: {path} is unreadable ({exc}); it is rewritten from this run", file=sys.stderr)
+        return None
+    if not isinstance(value, kind):
+        print(f"warning: {path} does not hold a JSON {kind.__name__}; it is rewritten from this run", file=sys.stderr)
+        return None
+    return value
+
+
+@contextlib.contextmanager
+def output_folder(output: Path):
+    """Create ``output`` if needed, check it is writable, and hold ``<output>/.lock`` while the run writes.
+
+    Raises
+    ------
+    UsageError
+        The folder cannot be created or written, or another run holds its lock.
+    """
+    try:
+        output.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise UsageError(f"cannot create the output folder {output}: {exc.strerror or exc}") from None
+    if not os.access(output, os.W_OK | os.X_OK):
+        raise UsageError(f"the output folder {output} is not writable; choose another --output")
+    try:
+        lock = open(output / ".lock", "a")  # noqa: SIM115 -- held open for the whole run
+    except OSError as exc:
+        raise UsageError(
+            f"the output folder {output} is not writable ({exc.strerror or exc}); choose another --output"
+        ) from None
+    with lock:
+        try:
+            fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            raise UsageError(
+                f"another run is writing into {output} (it holds {output / '.lock'}); "
+                "wait for it to finish or choose another --output"
+            ) from None
+        try:
+            yield output
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
 
 
 def execute_all(notebooks, output: Path, parameters: dict, workers: int, scheduler: str | None, on_done):
@@ -224,16 +319,29 @@ def summarize(claims: list[dict]) -> str:
     return markdown_table(rows, columns=["notebook", *VERDICTS])
 
 
-def _parse_overrides(pairs) -> dict:
-    import yaml
+def _parse_overrides(pairs) -> tuple[dict, dict]:
+    """``-p`` pairs as (name -> value read as YAML, name -> text as typed)."""
+    values, texts = {}, {}
+    for name, text in pairs or []:
+        try:
+            values[name] = read_value(text)
+        except ValueError as exc:
+            raise UsageError(f"-p {name}: {exc}") from None
+        texts[name] = text
+    return values, texts
 
-    return {name: yaml.safe_load(value) for name, value in pairs or []}
 
-
-def plan(notebooks: list[Path], profile: str, overrides: dict, notebooks_dir) -> tuple[dict, list[str]]:
+def plan(
+    notebooks: list[Path], profile: str, overrides: dict, notebooks_dir, texts: dict | None = None
+) -> tuple[dict, list[str]]:
     """The parameters of every notebook, and the notebooks that have no entry for ``profile``.
 
-    Raises :class:`UsageError` for an unknown profile or parameter name, before anything runs.
+    Each value is converted to the parameter's annotated type and checked by the notebook's own
+    validation cell (:func:`dpnb.parameters.check_notebook_parameters`, with ``output_dir`` as
+    the run sets it); ``texts`` are the ``-p`` values as typed.
+
+    Raises :class:`UsageError` for an unknown profile or parameter name, or a value of the wrong
+    type or out of range (naming the notebook and the parameter), before anything runs.
     """
     stems = [nb.stem for nb in notebook_paths(notebooks_dir)]
     if profile not in available_profiles(stems, notebooks_dir):
@@ -246,9 +354,28 @@ def plan(notebooks: list[Path], profile: str, overrides: dict, notebooks_dir) ->
         if params is None:
             defaults.append(nb.stem)
             params = {}
-        parameters[nb.stem] = {**params, **overrides}
-        check_parameter_names(nb, parameters[nb.stem])
+        values = {**params, **overrides}
+        check_parameter_names(nb, values)
+        try:
+            checked = check_notebook_parameters(nb, {**values, "output_dir": nb.stem}, texts)
+        except Exception as exc:  # noqa: BLE001 -- whatever the notebook's own checks raise refuses the run
+            raise UsageError(f"{nb.stem}: {failure_reason(exc)}") from None
+        parameters[nb.stem] = {name: checked[name] for name in values}
     return parameters, defaults
+
+
+def merge_claims(previous: list, fresh: dict, order: list[str]) -> list[dict]:
+    """Every notebook's claims: this run's where it ran (``fresh``: stem -> claims), the earlier ones otherwise.
+
+    Notebooks come in ``order`` (file-name order), then any others of ``previous`` in their order there.
+    """
+    kept: dict[str, list] = {}
+    for claim in previous:
+        if isinstance(claim, dict) and isinstance(claim.get("notebook"), str):
+            kept.setdefault(claim["notebook"], []).append(claim)
+    merged = {**kept, **fresh}
+    stems = [s for s in order if s in merged] + [s for s in merged if s not in order]
+    return [claim for stem in stems for claim in merged[stem]]
 
 
 def main(argv=None) -> int:
@@ -264,7 +391,7 @@ def main(argv=None) -> int:
         nargs=2,
         action="append",
         metavar=("NAME", "VALUE"),
-        help="override one parameter in every selected notebook (value parsed as YAML)",
+        help="override one parameter in every selected notebook (value read as YAML, converted to its annotated type)",
     )
     parser.add_argument(
         "--workers", type=int, default=2, help="notebooks run at once on a local Dask cluster (1: one after another)"
@@ -278,40 +405,71 @@ def main(argv=None) -> int:
 
     output = Path(args.output).resolve()
     notebooks_dir = Path(args.notebooks)
+    known = [p.stem for p in notebook_paths(notebooks_dir)]
+    unknown = sorted(set(args.only or ()) - set(known))
+    if unknown:
+        print(f"error: no notebook(s) {', '.join(unknown)}; notebooks: {', '.join(known)}", file=sys.stderr)
+        return 2
     notebooks = [p for p in notebook_paths(notebooks_dir) if args.only is None or p.stem in args.only]
     if not notebooks:
-        known = ", ".join(p.stem for p in notebook_paths(notebooks_dir))
-        print(f"no notebooks to run; notebooks: {known}", file=sys.stderr)
+        print(f"no notebooks to run; notebooks: {', '.join(known)}", file=sys.stderr)
         return 2
     try:
-        parameters, defaults = plan(notebooks, args.profile, _parse_overrides(args.parameter), notebooks_dir)
+        overrides, texts = _parse_overrides(args.parameter)
+        parameters, defaults = plan(notebooks, args.profile, overrides, notebooks_dir, texts)
+        with output_folder(output):
+            return _run(args, output, notebooks, parameters, defaults, known, tqdm)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    output.mkdir(parents=True, exist_ok=True)
-    notebooks = longest_first(notebooks, _previous_seconds(output, args.profile, notebooks_dir))
-    claim_files, failed, seconds = [], [], {}
+
+
+def _run(args, output: Path, notebooks: list[Path], parameters: dict, defaults: list, known: list, tqdm) -> int:
+    """Run the planned notebooks into the locked ``output``, merge and write the results, print the summary."""
+    previous_claims = _read_json(output / "claims.json", list) or []
+    previous_run = _read_json(output / "run.json", dict) or {}
+    status = {stem: entry for stem, entry in (previous_run.get("notebooks") or {}).items() if isinstance(entry, dict)}
+    had_claims = {c.get("notebook") for c in previous_claims if isinstance(c, dict)}
+    notebooks = longest_first(notebooks, _previous_seconds(output, args.profile, args.notebooks))
+    fresh, failed, seconds = {}, {}, {}
     where = args.scheduler or (f"{args.workers} workers" if args.workers > 1 else "in process")
     with tqdm(total=len(notebooks), desc=f"notebooks ({args.profile}, {where})", unit="nb", file=sys.stdout) as bar:
 
         def on_done(stem, claims, wall):
-            if isinstance(claims, BaseException):
-                failed.append(stem)
-                first = str(claims).splitlines()[0] if str(claims) else ""
-                tqdm.write(f"FAILED {stem}: {type(claims).__name__}: {first}")
-            else:
-                claim_files.append(claims)
+            try:
+                if isinstance(claims, BaseException):
+                    raise claims
+                fresh[stem] = read_claims(claims)
                 seconds[stem] = round(wall, 1)
+            except Exception as exc:  # noqa: BLE001 -- one line per failing notebook, the others go on
+                failed[stem] = failure_reason(exc)
+                tqdm.write(f"FAILED {stem}: {failed[stem]} (executed notebook: {output / (stem + '.ipynb')})")
             bar.set_postfix_str(stem)
             bar.update()
 
-        execute_all(notebooks, output, parameters, args.workers, args.scheduler, on_done)
-    order = {nb.stem: i for i, nb in enumerate(notebook_paths(notebooks_dir))}
-    claim_files.sort(key=lambda path: order.get(path.parent.name, len(order)))
-    record = {"profile": args.profile, "workers": args.workers, "scheduler": args.scheduler, "seconds": seconds}
-    (output / "run.json").write_text(json.dumps(record, indent=2) + "\n")
-    claims = collect(claim_files)
-    (output / "claims.json").write_text(json.dumps(claims, indent=2) + "\n")
+        interrupted = False
+        try:
+            execute_all(notebooks, output, parameters, args.workers, args.scheduler, on_done)
+        except KeyboardInterrupt:
+            interrupted = True
+    for nb in notebooks:
+        stem = nb.stem
+        entry = {"status": "ok", "profile": args.profile, "seconds": seconds.get(stem), "error": None}
+        if stem not in fresh:
+            reason = failed.get(stem, "interrupted before it finished")
+            entry.update(status="failed" if stem in failed else "interrupted", error=reason)
+        entry["claims"] = "current" if stem in fresh else ("stale" if stem in had_claims else "none")
+        status[stem] = entry
+    claims = merge_claims(previous_claims, fresh, known)
+    record = {
+        "profile": args.profile,
+        "workers": args.workers,
+        "scheduler": args.scheduler,
+        "seconds": seconds,
+        "notebooks": {stem: status[stem] for stem in [*known, *sorted(set(status) - set(known))] if stem in status},
+    }
+    write_atomic(output / "run.json", json.dumps(record, indent=2) + "\n")
+    write_atomic(output / "claims.json", json.dumps(claims, indent=2) + "\n")
     print()
     if defaults:
         print(f"profile {args.profile!r} has no entry for {', '.join(defaults)}: ran with their defaults\n")
@@ -322,7 +480,18 @@ def main(argv=None) -> int:
         print(markdown_table(notable, columns=["notebook", "id", "source", "verdict", "measured"]))
     if seconds:
         print("\nwall time per notebook: " + ", ".join(f"{stem} {s / 60:.1f} min" for stem, s in seconds.items()))
+    ran = {nb.stem for nb in notebooks}
+    earlier = [s for s in known if s not in ran and s in had_claims]
+    if earlier:
+        print(f"\nclaims kept from earlier runs (not run now): {', '.join(earlier)}")
     print(f"\nexecuted notebooks and claims: {output}")
+    unfinished = [nb.stem for nb in notebooks if nb.stem not in fresh]
+    for stem in unfinished:
+        kept = "its earlier claims are kept, marked stale in run.json" if stem in had_claims else "it has no claims"
+        print(f"{status[stem]['status']}: {stem}: {status[stem]['error']}; {kept}", file=sys.stderr)
+    if interrupted:
+        print(f"interrupted: the claims of the {len(fresh)} notebook(s) that finished are saved", file=sys.stderr)
+        return 130
     if failed:
         print(f"failed notebooks: {', '.join(failed)}", file=sys.stderr)
         return 1

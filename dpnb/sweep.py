@@ -24,10 +24,15 @@ bar, and writes into ``--output``:
 
 The ``key`` is a hash of the task's name, the parameters and the seed. Running the same command
 again resumes: points that finished are not rerun, points that failed or never ran are, and the
-table is written anew (for the points of the grid asked for; other points in the folder are
-left out of it). The key does not cover the task's code: after changing the notebook or function,
-sweep into a new folder. A failed point is reported with its parameters and stops nothing else; the
-command exits with status 1 if any point failed (2 if the sweep was refused before running).
+table is written anew from the points' records on disk (for the points of the grid asked for;
+other points in the folder are left out of it). A ``result.json`` that cannot be used (truncated,
+not a record, a field missing) counts as not run, with a warning naming it. Every record and the
+table are replaced atomically, so an interrupted sweep (Ctrl-C: one line, exit status 130) or a
+killed worker leaves no half-written file; a finished point is never run again, even when Dask
+recomputes the result of a worker that died. The key does not cover the task's code: after
+changing the notebook or function, sweep into a new folder. A failed point is reported with its
+parameters and stops nothing else; the command exits with status 1 if any point failed (2 if the
+sweep was refused before running).
 
 Parameters come from ``-p name=value[,value...]`` (repeatable) and/or a YAML file, ``--grid
 grid.yml``, mapping each name to a list of values (a single value is a one-value list; write a
@@ -108,7 +113,6 @@ import itertools
 import json
 import numbers
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -118,9 +122,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
+from .parameters import parameter_names, read_value, read_yaml
 
 _NOTEBOOK_LOCK = threading.Lock()  # see NotebookTask.run
+_UMASK = os.umask(0o022)  # read the process's umask (only possible by setting it) and restore it at once
+os.umask(_UMASK)
 ROOT = Path(__file__).resolve().parent.parent
 VERSIONED = ("numpy", "scipy", "scikit-learn", "dpnb")
 TABLE = "results.parquet"
@@ -132,17 +138,6 @@ RESERVED = frozenset(
 )
 
 _REGISTRY: dict[str, Callable] = {}
-
-
-class _Loader(yaml.SafeLoader):
-    """YAML that reads ``1e-5`` and ``inf`` as floats, as Python does (YAML 1.1 needs ``1.0e-5`` and ``.inf``)."""
-
-
-_Loader.add_implicit_resolver(
-    "tag:yaml.org,2002:float",
-    re.compile(r"^[-+]?(?:(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)[eE][-+]?[0-9]+|inf|Inf|INF)$"),
-    list("-+0123456789.iI"),
-)
 
 
 # --------------------------------------------------------------------------- tasks
@@ -241,9 +236,7 @@ class NotebookTask:
 
     def check(self, names) -> None:
         """Refuse names that the notebook's parameters cell does not declare, before anything runs."""
-        import papermill
-
-        declared = papermill.inspect_notebook(str(self.path))
+        declared = parameter_names(self.path)
         missing = [n for n in ("seed", "output_dir") if n not in declared]
         if missing:
             raise ValueError(f"{self.name} cannot be swept: its parameters cell must declare {' and '.join(missing)}")
@@ -460,8 +453,8 @@ def parse_assignment(text: str) -> tuple[str, list]:
     if not equals or not name.isidentifier():
         raise ValueError(f"-p takes name=value[,value...], got {text!r}")
     try:
-        parsed = yaml.load(f"[{values}]", Loader=_Loader)
-    except yaml.YAMLError:
+        parsed = read_value(f"[{values}]")
+    except ValueError:
         raise ValueError(f"cannot read the values of -p {text!r}; quote strings with commas or brackets") from None
     if not parsed:
         raise ValueError(f"-p {name}= gives no value")
@@ -470,7 +463,7 @@ def parse_assignment(text: str) -> tuple[str, list]:
 
 def read_grid(path) -> dict:
     """A grid from a YAML file mapping parameter names to lists of values."""
-    grid = yaml.load(Path(path).read_text(), Loader=_Loader)
+    grid = read_yaml(Path(path).read_text())
     if not isinstance(grid, dict):
         raise TypeError(f"{path} must map parameter names to lists of values")
     return grid
@@ -558,11 +551,45 @@ def _one_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
 
 
+def write_atomic(path, content, write=None) -> None:
+    """Replace ``path`` with ``content`` at once: readers see the old file or the new one, never a part.
+
+    The content goes to a temporary file in the same folder, which then replaces ``path``
+    (``os.replace``); if anything fails on the way, ``path`` is untouched and the temporary file
+    removed.
+
+    Parameters
+    ----------
+    path : str or Path
+        The file to write.
+    content : str or object
+        Text to write, or whatever ``write`` takes.
+    write : callable, optional
+        ``write(content, temporary_path)`` writes a file by other means (e.g. a parquet table).
+    """
+    import tempfile
+
+    path = Path(path)
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # the permissions of a file written the ordinary way, not mkstemp's 0600
+        with os.fdopen(fd, "w") as handle:
+            if write is None:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+        if write is not None:
+            write(content, temporary)
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+
+
 def _write_json(path: Path, record: dict) -> None:
     """Write atomically, so a point interrupted while saving counts as not run."""
-    partial = path.with_suffix(".partial")
-    partial.write_text(json.dumps(record, indent=1) + "\n")
-    os.replace(partial, path)
+    write_atomic(path, json.dumps(record, indent=1) + "\n")
 
 
 def _header(task, params: dict, seed: int) -> str:
@@ -573,6 +600,8 @@ def _header(task, params: dict, seed: int) -> str:
 def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
     """Run one grid point into ``folder``; never raises for a failing task.
 
+    A point whose ``result.json`` already says ``ok`` is not run again: its record is returned.
+
     Returns
     -------
     dict
@@ -581,6 +610,9 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
         ``git_revision``, ``seconds``.
     """
     folder = Path(folder)
+    done = _finished(folder, key, warn=False)
+    if done is not None:  # Dask recomputes a lost result (its worker died): a finished point is not run again
+        return done
     folder.mkdir(parents=True, exist_ok=True)
     record = {"key": key, "task": task.name, "params": params, "seed": seed}
     start = time.perf_counter()
@@ -604,12 +636,53 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
 # --------------------------------------------------------------------------- the sweep, on the client
 
 
-def _finished(folder: Path) -> dict | None:
-    path = folder / RESULT
+# What a readable record holds: key -> the types its value may have.
+_RECORD = {
+    "key": (str,),
+    "task": (str,),
+    "params": (dict,),
+    "seed": (int,),
+    "status": (str,),
+    "error": (str, type(None)),
+    "metrics": (dict,),
+    "versions": (dict,),
+    "git_revision": (str, type(None)),
+    "seconds": (int, float, type(None)),
+}
+
+
+def read_record(folder, key: str | None = None, warn: bool = True) -> dict | None:
+    """The record in ``folder/result.json``, or None if there is none or it cannot be used.
+
+    A record that is not valid JSON (a truncated file), not an object, lacks a field, has a field
+    of the wrong type, or belongs to another point (``key``) counts as not run: None, and with
+    ``warn`` a line on stderr naming the file.
+    """
+    path = Path(folder) / RESULT
     if not path.is_file():
         return None
-    record = json.loads(path.read_text())
-    return record if record.get("status") == "ok" else None
+    try:
+        record = json.loads(path.read_text())
+        if not isinstance(record, dict):
+            raise ValueError(f"it holds a JSON {type(record).__name__}, not an object")
+        missing = [name for name in _RECORD if name not in record]
+        if missing:
+            raise ValueError(f"it lacks {', '.join(missing)}")
+        wrong = [name for name, kinds in _RECORD.items() if not isinstance(record[name], kinds)]
+        if wrong or record["status"] not in ("ok", "error"):
+            raise ValueError(f"wrong type or value of {', '.join(wrong or ['status'])}")
+        if key is not None and record["key"] != key:
+            raise ValueError(f"it is the record of point {record['key']}, not {key}")
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
+        if warn:
+            print(f"warning: {path} is unusable ({exc}); the point counts as not run", file=sys.stderr)
+        return None
+    return record
+
+
+def _finished(folder: Path, key: str | None = None, warn: bool = True) -> dict | None:
+    record = read_record(folder, key, warn)
+    return record if record is not None and record["status"] == "ok" else None
 
 
 def _is_client(value) -> bool:
@@ -631,17 +704,32 @@ def dask_client(scheduler, n_workers: int, processes: bool):
         with Client(scheduler) as client:
             yield client
     else:
-        with (
-            LocalCluster(
+        with _workers_ignore_interrupts():
+            cluster = LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=1,
                 processes=processes,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
-            ) as cluster,
-            Client(cluster) as client,
-        ):
+            )
+        with cluster, Client(cluster) as client:
             yield client
+
+
+@contextlib.contextmanager
+def _workers_ignore_interrupts():
+    """Ignore SIGINT while worker processes start, so they inherit that: Ctrl-C reaches the whole process group,
+    and only this process should answer it (closing the cluster), not each worker with a traceback."""
+    import signal
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
 
 
 def _describe(params: dict, seed: int) -> str:
@@ -669,8 +757,8 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
             client.submit(run_point, task, params, seed, key, str(folder), pure=False): (key, params, seed, folder)
             for key, params, seed, folder in todo
         }
-        for future in as_completed(futures):
-            key, params, seed, folder = futures[future]
+        for future in as_completed(list(futures)):
+            key, params, seed, folder = futures.pop(future)
             if future.status == "finished":
                 record = future.result()
             else:  # the worker died or the task could not be shipped: record it here
@@ -692,6 +780,8 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
                     f"{_header(task, params, seed)}\nthe point did not run on a worker: {type(exc).__name__}: {exc}\n"
                 )
                 _write_json(folder / RESULT, record)
+            # Release the result at once: a worker that dies later must not make Dask recompute a finished point.
+            future.release()
             if record["status"] != "ok" and progress:
                 bar.write(f"failed: {_describe(params, seed)}: {record['error']} (log: {folder / LOG})")
             records.append(record)
@@ -741,7 +831,7 @@ def _table(records: list[dict], output: Path):
         kinds = {type(v) for v in values[values.notna()]} if pd.api.types.is_object_dtype(values.dtype) else set()
         if len(kinds) > 1 and not kinds <= {int, float, bool}:
             table[column] = values.map(str).where(values.notna(), None)
-    table.to_parquet(output / TABLE, engine="pyarrow", index=False)
+    write_atomic(output / TABLE, table, lambda t, path: t.to_parquet(path, engine="pyarrow", index=False))
     return pd.read_parquet(output / TABLE, engine="pyarrow")
 
 
@@ -801,7 +891,7 @@ def run_sweep(
     records, todo = {}, []
     for key, params, seed in planned:
         folder = output / "points" / key
-        record = _finished(folder)
+        record = _finished(folder, key)
         if record is None:
             todo.append((key, params, seed, folder))
         else:
@@ -809,7 +899,9 @@ def run_sweep(
     if todo:
         for record in _execute(task, todo, scheduler, n_workers, processes, progress, done=len(records)):
             records[record["key"]] = record
-    return _table([records[key] for key, _, _ in planned], output)
+    # The table is what the points' records on disk say (a record is written before it is returned).
+    on_disk = [read_record(output / "points" / key, key, warn=False) or records[key] for key, _, _ in planned]
+    return _table(on_disk, output)
 
 
 def main(argv=None) -> int:
@@ -858,6 +950,13 @@ def main(argv=None) -> int:
         )
     except (TypeError, ValueError, OSError) as exc:
         parser.exit(2, f"{parser.prog}: error: {exc}\n")
+    except KeyboardInterrupt:
+        print(
+            f"interrupted: the points that finished are saved in {Path(args.output) / 'points'}; "
+            "the same command resumes",
+            file=sys.stderr,
+        )
+        return 130
     failed = table[table["status"] != "ok"]
     print(f"{len(table) - len(failed)} of {len(table)} grid points ok; table: {Path(args.output) / TABLE}")
     params = list(table.columns[1 : list(table.columns).index("seed")])

@@ -1,7 +1,8 @@
 """Input validation shared by every mechanism.
 
-Every check raises :class:`ValueError` with a message that says what to change, so that bad
-input never fails silently inside a privacy mechanism.
+Every check raises :class:`ValueError` (a bad value) or :class:`TypeError` (a wrong type) with a
+message that names the parameter and says what to change, so that bad input never fails silently
+inside a privacy mechanism. Every module validates through these functions.
 """
 
 from __future__ import annotations
@@ -46,12 +47,17 @@ def check_positive(value, name: str) -> float:
     return value
 
 
-def check_integer(value, name: str, minimum: int = 1) -> int:
-    """Return ``value`` as an int after checking it is an integer >= ``minimum`` (counts, sizes)."""
+MAX_SAMPLES = 10**9  # the most synthetic records one sample() call draws (8 GB per float64 column)
+
+
+def check_integer(value, name: str, minimum: int = 1, maximum: int | None = None) -> int:
+    """Return ``value`` as an int after checking ``minimum <= value <= maximum`` (counts, sizes)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Integral):
         raise TypeError(f"{name} must be an integer >= {minimum}, got {type(value).__name__} {value!r}")
     if value < minimum:
         raise ValueError(f"{name} must be an integer >= {minimum}, got {value!r}")
+    if maximum is not None and value > maximum:
+        raise ValueError(f"{name} must be an integer <= {maximum}, got {value!r}; draw in smaller batches")
     return int(value)
 
 
@@ -72,10 +78,7 @@ def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1, 
         computes anyway and that is not finite whenever ``X`` is not (e.g. every row's squared
         norm), calling ``check_array(X)`` again to raise this message: one pass over ``X`` fewer.
     """
-    try:
-        arr = np.asarray(X, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ValueError(f"{name} must be a numeric array: {exc}") from None
+    arr = _as_float_array(X, name)
     if ndim is not None and arr.ndim != ndim:
         raise ValueError(f"{name} must be {ndim}-dimensional, got shape {arr.shape}")
     if arr.ndim >= 1 and arr.shape[0] < min_rows:
@@ -85,12 +88,114 @@ def check_array(X, *, ndim: int | None = 2, name: str = "X", min_rows: int = 1, 
     return arr
 
 
+def _as_float_array(X, name: str) -> np.ndarray:
+    """``X`` as a float64 array; TypeError naming ``name`` for sparse, non-numeric or complex input."""
+    if hasattr(X, "toarray") or type(X).__module__.startswith("scipy.sparse"):
+        raise TypeError(f"{name} must be a dense array, got the sparse {type(X).__name__}; pass {name}.toarray()")
+    raw = X if isinstance(X, np.ndarray) else None
+    try:
+        if raw is None:
+            raw = np.asarray(X)
+    except (TypeError, ValueError) as exc:  # ragged nested sequences
+        raise ValueError(f"{name} must be a rectangular numeric array (equal-length rows): {exc}") from None
+    if raw.dtype.kind not in "biuf":
+        if raw.dtype.kind == "c":
+            raise TypeError(f"{name} must be real-valued, got complex dtype {raw.dtype}")
+        if raw.dtype.kind == "O":
+            try:
+                return np.asarray(raw, dtype=np.float64)
+            except (TypeError, ValueError):
+                pass
+        raise TypeError(
+            f"{name} must be a numeric (int or float) array, got dtype {raw.dtype}; encode "
+            "text and categories as numbers first"
+        )
+    return np.asarray(raw, dtype=np.float64)
+
+
 def check_square(A, name: str = "A") -> np.ndarray:
     """Return ``A`` as a finite float64 square matrix."""
     A = check_array(A, ndim=2, name=name)
     if A.shape[0] != A.shape[1]:
         raise ValueError(f"{name} must be square, got shape {A.shape}")
     return A
+
+
+def check_symmetric(A, name: str = "A") -> np.ndarray:
+    """Return ``A`` as a finite float64 square matrix after checking it is symmetric.
+
+    The tolerance admits only floating-point rounding (``1e-10`` relative to the largest entry, as
+    in ``W^T G W``). A symmetric mechanism reads the upper triangle only (and mirrors it), so
+    whatever rounding asymmetry passes this check never reaches the release.
+    """
+    A = check_square(A, name=name)
+    scale = float(np.abs(A).max()) if A.size else 0.0
+    if np.any(np.abs(A - A.T) > 1e-10 * scale):
+        raise ValueError(
+            f"{name} must be symmetric (it is released through its upper triangle); pass ({name} + {name}.T) / 2"
+        )
+    return A
+
+
+def check_choice(value, name: str, choices) -> str:
+    """Return ``value`` after checking it is one of the strings ``choices`` (TypeError for a non-string)."""
+    choices = tuple(choices)
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be one of {choices}, got {type(value).__name__} {value!r}")
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
+    return value
+
+
+def check_fraction(value, name: str, *, low_open: bool = False, high_open: bool = True) -> float:
+    """Return ``value`` as a float after checking it lies in ``[0, 1)`` (endpoints as requested)."""
+    interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a number in {interval}, got {type(value).__name__}")
+    value = float(value)
+    if not (0 < value if low_open else 0 <= value) or not (value < 1 if high_open else value <= 1):
+        raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
+    return value
+
+
+def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+    """The public box ``bounds = (low, high)`` as two finite float64 vectors with ``low < high``.
+
+    Parameters
+    ----------
+    bounds : pair (low, high)
+        Scalars or per-feature arrays, declared (never read from the data).
+    n_features : int, optional
+        Number of features to broadcast to; None keeps the broadcast shape (at least 1-d).
+
+    Every sensitivity over a box is a function of ``high - low``, so infinite or NaN bounds, or an
+    empty box, are refused here (with advice on declaring them), before any data is read.
+    """
+    if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
+        raise TypeError(f"{name} must be a pair (low, high) of scalars or per-feature arrays, got {bounds!r}")
+    low, high = (_as_float_array(b, f"{name} {side}") for b, side in zip(bounds, ("low", "high"), strict=True))
+    try:
+        shape = np.broadcast_shapes(low.shape, high.shape, () if n_features is None else (n_features,))
+    except ValueError:
+        raise ValueError(
+            f"{name} must be scalars or have one entry per feature ({n_features}), "
+            f"got shapes {low.shape} and {high.shape}"
+        ) from None
+    if len(shape) > 1:
+        raise ValueError(f"{name} must be scalars or vectors, got shape {shape}")
+    low, high = (np.atleast_1d(np.broadcast_to(b, shape).astype(np.float64)) for b in (low, high))
+    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+        raise ValueError(
+            f"{name} must be finite numbers: declare the public domain of every feature "
+            f"(e.g. from the dataset's documented range), got low={low}, high={high}"
+        )
+    if np.any(low >= high):
+        raise ValueError(f"{name} must satisfy low < high in every feature, got low={low}, high={high}")
+    with np.errstate(over="ignore"):
+        width = high - low
+    if not np.all(np.isfinite(width)):
+        raise ValueError(f"{name} are too wide: high - low overflows; rescale the data to a smaller public box")
+    return low, high
 
 
 def check_n_components(k, d: int, name: str = "n_components") -> int:
@@ -106,10 +211,7 @@ def check_n_components(k, d: int, name: str = "n_components") -> int:
 def check_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
     """Raise unless every entry of ``X`` lies in ``[low, high]`` (broadcast per column)."""
     X = check_array(X, ndim=None, name=name)
-    low = np.asarray(low, dtype=float)
-    high = np.asarray(high, dtype=float)
-    if np.any(low >= high):
-        raise ValueError(f"bounds must satisfy low < high, got low={low}, high={high}")
+    low, high = check_bounds((low, high))
     if np.any(X < low) or np.any(X > high):
         raise ValueError(
             f"{name} has entries outside the declared bounds [{low}, {high}]; clip or rescale "
@@ -159,6 +261,8 @@ def check_random_state(random_state) -> np.random.Generator:
     if random_state is None or isinstance(random_state, (numbers.Integral, np.random.SeedSequence)):
         if isinstance(random_state, bool):
             raise TypeError("random_state must be None, an int, a SeedSequence or a Generator, got bool")
+        if isinstance(random_state, numbers.Integral) and random_state < 0:
+            raise ValueError(f"random_state must be a non-negative int seed, got {random_state}; pass e.g. 0")
         return np.random.default_rng(random_state)
     raise TypeError(
         "random_state must be None, an int, a SeedSequence or a numpy.random.Generator, "

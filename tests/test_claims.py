@@ -78,3 +78,21 @@ def test_show_prints_verdict_lines(capsys):
     assert capsys.readouterr().out == "claim lemma1: holds\nclaim thm2: fails\n"
     with pytest.raises(KeyError, match="no claim 'x'"):
         t.show("x")
+
+
+def test_verdict_differences_name_each_disagreement(tmp_path):
+    from dpnb.claims import main, verdict_differences
+
+    (tmp_path / "nb.json").write_text(json.dumps({"a": "holds", "b": "fails"}))
+    record = {"notebook": "nb", "source": "s", "statement": "t", "expected": "e", "measured": "m"}
+    claims = [{**record, "id": "a", "verdict": "holds"}, {**record, "id": "b", "verdict": "fails"}]
+    assert verdict_differences(claims, tmp_path) == []
+    claims[1]["verdict"] = "holds"
+    claims.append({**record, "id": "c", "verdict": "holds", "notebook": "other"})
+    assert verdict_differences(claims, tmp_path) == [
+        "nb/b: committed fails, measured holds",
+        "other: no committed verdicts at other.json",
+    ]
+    keys = ("notebook", "id", "source", "statement", "expected", "measured", "verdict")
+    (tmp_path / "claims.json").write_text(json.dumps([{k: c[k] for k in keys} for c in claims[:2]]))
+    assert main([str(tmp_path / "claims.json"), str(tmp_path)]) == 1

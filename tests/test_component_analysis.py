@@ -410,6 +410,14 @@ def test_statistics_distance():
         statistics_distance(X, np.array([0, 0]), X, X.T @ X / 2)
 
 
+def test_dplda_releases_an_empty_class_and_bounded_counts():
+    X = onehot_data(10, 2, (), np.random.default_rng(19))
+    pub = DPLDAPublisher(1.0, random_state=0).fit(X, np.zeros(len(X)))  # class 1 is empty: no refusal
+    assert pub.means_.shape == (2, X.shape[1]) and np.all(pub.class_counts_ >= 1)
+    tiny = DPLDAPublisher(1e-6, random_state=0).fit(X, np.arange(10) % 2)
+    assert np.all((tiny.class_counts_ >= 1) & (tiny.class_counts_ <= len(X)))  # noise of scale 2e7, clipped to [1, n]
+
+
 @pytest.mark.parametrize(
     "make, error, match",
     [
@@ -420,7 +428,6 @@ def test_statistics_distance():
         (lambda X, y: DPLDAPublisher(1.0, count_fraction=1.0).fit(X, y), ValueError, "count_fraction"),
         (lambda X, y: DPLDAPublisher(1.0, count_fraction="a").fit(X, y), TypeError, "count_fraction"),
         (lambda X, y: DPLDAPublisher(1.0, calibration="exact").fit(X, y), ValueError, "calibration"),
-        (lambda X, y: DPLDAPublisher(1.0).fit(X, np.zeros(len(X))), ValueError, "at least one record"),
         (lambda X, y: DPLDAPublisher(1.0).fit(X, y[:-1]), ValueError, "labels but X"),
         (lambda X, y: DPLDAPublisher(1.0).fit(X + 1, y), ValueError, "outside the declared bounds"),
         (lambda X, y: DPLDAPublisher(1.0).sample(), NotFittedError, "fit"),
@@ -507,7 +514,11 @@ def test_split_and_component_laplace():
     with pytest.raises(ValueError, match="outside"):
         split_laplace(X, 1.0, (0.0, 1.0))
     with pytest.raises(TypeError, match="bounds"):
-        split_laplace(X, 1.0, [0.0, 1.0])
+        split_laplace(X, 1.0, (0.0, 1.0, 2.0))
+    for bad in ((-np.inf, np.inf), (np.nan, 1.0)):
+        for release in (split_laplace, lambda X_, e, b: component_laplace(X_, e, u, center, b)):
+            with pytest.raises(ValueError, match="bounds must be finite"):
+                release(X, 1.0, bad)
 
 
 # ----------------------------------------------------------------------------- estimator contract

@@ -360,7 +360,7 @@ def test_dppro_not_fitted():
             "only neighbor='attribute'",
         ),
         ({"n_components": 2, "bounds": (1.0, 0.0)}, np.zeros((2, 4)), "low < high"),
-        ({"n_components": 2, "bounds": (np.zeros(3), 1.0)}, np.zeros((2, 4)), "one entry per attribute"),
+        ({"n_components": 2, "bounds": (np.zeros(3), 1.0)}, np.zeros((2, 4)), "one entry per feature"),
         ({"n_components": 2}, np.array([[0.0, np.inf, 0.0, 0.0]]), "NaN or infinite"),
         ({"n_components": 2}, np.zeros(4), "2-dimensional"),
     ],

@@ -87,3 +87,15 @@ def test_jupytext_sync_changes_no_byte(pairs):
         if data != before[stem][suffix]
     ]
     assert changed == [], f"jupytext --sync rewrote {changed}"
+
+
+@pytest.mark.parametrize("stem", ids)
+def test_kernelspec_is_the_one_lab_starts(stem):
+    """Lab rewrites a notebook's kernelspec with the running kernel's on start (and marks it modified)."""
+    import jupytext
+    from jupyter_client.kernelspec import KernelSpecManager
+
+    spec = KernelSpecManager().get_kernel_spec("python3")
+    for path in (ROOT / "notebooks" / f"{stem}.md", ROOT / "notebooks" / f"{stem}.ipynb"):
+        kernelspec = jupytext.read(path).metadata["kernelspec"]
+        assert kernelspec == {"display_name": spec.display_name, "language": spec.language, "name": "python3"}

@@ -3,14 +3,18 @@ import pytest
 
 from dpnb.validation import (
     check_array,
+    check_bounds,
+    check_choice,
     check_delta,
     check_epsilon,
+    check_fraction,
     check_in_box,
     check_n_components,
     check_positive,
     check_random_state,
     check_row_norms,
     check_square,
+    check_symmetric,
 )
 
 
@@ -72,9 +76,66 @@ def test_check_array():
         check_array([[1, np.inf]])
     with pytest.raises(ValueError, match="at least 2 row"):
         check_array(np.zeros((1, 3)), min_rows=2)
-    with pytest.raises(ValueError, match="numeric"):
+    with pytest.raises(TypeError, match="X must be a numeric"):
         check_array([["a", "b"]])
+    with pytest.raises(TypeError, match="X must be real-valued"):
+        check_array([[1j, 2]])
+    with pytest.raises(ValueError, match="X must be a rectangular"):
+        check_array([[1.0, 2.0], [3.0]])
     assert check_array(3.0, ndim=None).shape == ()
+
+
+def test_check_array_refuses_sparse_matrices_with_advice():
+    import scipy.sparse
+
+    with pytest.raises(TypeError, match=r"X must be a dense array.*toarray"):
+        check_array(scipy.sparse.csr_matrix(np.eye(2)))
+
+
+def test_check_bounds():
+    low, high = check_bounds((0, [1.0, 2.0]))
+    np.testing.assert_array_equal(low, [0.0, 0.0])
+    np.testing.assert_array_equal(high, [1.0, 2.0])
+    assert check_bounds((-1, 1), 3)[0].shape == (3,)
+    for bad, error, match in [
+        ((-np.inf, np.inf), ValueError, "bounds must be finite numbers: declare"),
+        ((np.nan, 1.0), ValueError, "bounds must be finite"),
+        ((1.0, 1.0), ValueError, "low < high"),
+        ((-1e308, 1e308), ValueError, "too wide"),
+        ((0.0, 1.0, 2.0), TypeError, "bounds must be a pair"),
+        ("ab", TypeError, "bounds must be a pair"),
+        (("a", 1.0), TypeError, "bounds low must be a numeric"),
+        (([0, 0], [1, 1, 1]), ValueError, "one entry per feature"),
+    ]:
+        with pytest.raises(error, match=match):
+            check_bounds(bad)
+    with pytest.raises(ValueError, match="one entry per feature"):
+        check_bounds(([0, 0], [1, 1]), 3)
+
+
+def test_check_symmetric():
+    A = np.array([[1.0, 2.0], [2.0, 3.0]])
+    assert check_symmetric(A) is not None
+    with pytest.raises(ValueError, match="M must be symmetric"):
+        check_symmetric(np.array([[0.0, 5.0], [2.0, 0.0]]), name="M")
+    W = np.random.default_rng(0).standard_normal((5, 3))
+    check_symmetric(W.T @ np.diag([1.0, 2.0, 3.0, 4.0, 5.0]) @ W)  # rounding asymmetry passes
+
+
+def test_check_choice_and_fraction():
+    assert check_choice("a", "mode", ("a", "b")) == "a"
+    with pytest.raises(ValueError, match="mode must be one of"):
+        check_choice("c", "mode", ("a", "b"))
+    with pytest.raises(TypeError, match="mode must be one of"):
+        check_choice(None, "mode", ("a", "b"))
+    assert check_fraction(0, "f") == 0.0
+    for bad in (1.0, -0.1, np.nan):
+        with pytest.raises(ValueError, match=r"f must be a number in \[0, 1\)"):
+            check_fraction(bad, "f")
+    with pytest.raises(ValueError, match=r"\(0, 1\)"):
+        check_fraction(0.0, "f", low_open=True)
+    with pytest.raises(TypeError, match="f must be"):
+        check_fraction("0.5", "f")
 
 
 def test_check_square():
@@ -126,6 +187,8 @@ def test_check_random_state():
     for bad in (np.random.RandomState(0), "seed", 1.5, True):
         with pytest.raises(TypeError, match="random_state"):
             check_random_state(bad)
+    with pytest.raises(ValueError, match="random_state must be a non-negative int"):
+        check_random_state(-1)
 
 
 def test_check_integer():
