@@ -558,7 +558,7 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
     :func:`dpnb.audit_power.audit_epsilon_tails`.
     """
     confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
-    sorted_sel = [np.sort(np.asarray(x, dtype=float)) for x in selection]
+    sorted_sel = [np.sort(np.asarray(x, dtype=float).ravel()) for x in selection]
     m_sel = sorted_sel[0].size
     best = (-np.inf, None, None)
     for t in thresholds:
@@ -571,6 +571,7 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
                     best = (e, t, (side, num, den))
     t, (side, num, den) = best[1], best[2]
     m_ev = len(evaluation[0])
+    evaluation = [np.asarray(x, dtype=float).ravel() for x in evaluation]
     k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in evaluation]
     eps_lb = max(0.0, float(_event_epsilon(k[num], k[den], m_ev, delta, confidence)))
     label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"

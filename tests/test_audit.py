@@ -340,3 +340,13 @@ def test_batched_search_with_labelled_relations():
     assert 3.9 <= res.max_found <= 4.0 + 1e-12
     with pytest.raises(ValueError, match="one output per dataset"):
         search_sensitivity(lambda Z: Z.sum(), LabelledBox(), 3, 3, n_steps=1, batched=True)
+
+
+def test_threshold_audit_takes_statistics_of_any_shape():
+    from dpnb.audit import threshold_audit
+
+    rng = np.random.default_rng(5)
+    a, b = rng.laplace(0.0, 1.0, (2, 400)), rng.laplace(1.0, 1.0, (2, 400))
+    flat = threshold_audit((a[0], b[0]), (a[1], b[1]), np.linspace(-2, 3, 20), claimed=1.0)
+    column = threshold_audit((a[0][:, None], b[0][:, None]), (a[1][:, None], b[1][:, None]), np.linspace(-2, 3, 20))
+    assert column.epsilon_lower == flat.epsilon_lower and column.counts == flat.counts and not flat.violates
