@@ -108,7 +108,7 @@ class PrivateEstimator(BaseEstimator):
     ``random_state`` among their parameters, and call ``_check_privacy()`` and
     ``_make_rng()`` at the start of ``fit``.
 
-    Every subclass's ``fit`` is transactional (wrapped by :func:`_transactional`): it starts
+    Every subclass's ``fit`` is transactional (wrapped by ``_transactional``): it starts
     from an unfitted estimator (the previous release, its ``budget_`` and every other fitted
     attribute are set aside) and, if it raises, the estimator is put back exactly as it was. So
     ``budget_`` always describes the release the estimator holds, and a failed fit (bad data,

@@ -431,11 +431,11 @@ def test_outside_the_domain_is_refused_or_clipped(name, data):
 
 BAD_DATA = {
     "nan": (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 0, np.nan, X), ValueError, "NaN"),
-    "inf": (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 0, np.inf, X), ValueError, ""),
-    "3-d": (lambda X: X[None], ValueError, ""),
+    "inf": (lambda X: np.where(np.arange(X.size).reshape(X.shape) == 0, np.inf, X), ValueError, "infinite"),
+    "3-d": (lambda X: X[None], ValueError, "dimensional"),
     "sparse": (lambda X: scipy.sparse.csr_matrix(X), TypeError, "dense"),
     "text": (lambda X: np.full(X.shape, "a"), TypeError, "numeric"),
-    "complex": (lambda X: X + 1j, TypeError, ""),
+    "complex": (lambda X: X + 1j, TypeError, "real-valued|integer codes"),
 }
 
 
