@@ -470,7 +470,7 @@ def discrete_laplace_pmf(values, scale: float) -> np.ndarray:
 
 
 def discrete_gaussian_pmf(values, sigma2: float) -> np.ndarray:
-    """``Pr[Y = y]`` of the discrete Gaussian, normalised by summing ``exp(-y^2 / (2 sigma2))`` over ``|y| <= 40 sigma``."""
+    """``Pr[Y = y]`` of the discrete Gaussian, normalised by its sum over ``|y| <= 40 sigma``."""
     sigma2 = float(sigma2)
     half = int(40 * math.sqrt(sigma2)) + 2
     grid = np.arange(-half, half + 1, dtype=float)
