@@ -593,6 +593,21 @@ def _from_grid(integers: np.ndarray, k: int, shape) -> np.ndarray:
     return np.ldexp(values, -k).reshape(shape)  # int64 -> double and float(int) both round to nearest
 
 
+#: Largest noise parameter, in grid units, the exact samplers take: their first comparison
+#: converts it to a double, and noise this wide (over 1e300 grid steps) carries no information.
+MAX_GRID_PARAMETER = Fraction(2) ** 1000
+
+
+def _representable(parameter: Fraction, what: str, epsilon: float) -> Fraction:
+    """``parameter`` if the exact samplers can draw with it, else a ValueError naming epsilon."""
+    if parameter > MAX_GRID_PARAMETER:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for exact noise: its {what} exceeds 2^1000 grid steps; "
+            "pass a larger epsilon"
+        )
+    return parameter
+
+
 def laplace_scale_on_grid(sensitivity: float, epsilon: float, n_coordinates: int) -> tuple[int, Fraction]:
     """Grid exponent ``k`` and discrete-Laplace scale (grid units) for an epsilon-DP grid release.
 
@@ -601,7 +616,7 @@ def laplace_scale_on_grid(sensitivity: float, epsilon: float, n_coordinates: int
     """
     k = grid_exponent(sensitivity, n_coordinates)
     needed = (Fraction(sensitivity) * Fraction(2) ** k + n_coordinates) / Fraction(epsilon)  # exact
-    return k, Fraction(math.ceil(needed * 256), 256)
+    return k, _representable(Fraction(math.ceil(needed * 256), 256), "scale", epsilon)
 
 
 @functools.lru_cache(maxsize=256)  # a root search per call otherwise; the arguments are numbers
@@ -641,7 +656,7 @@ def gaussian_sigma2_on_grid(
     k = grid_exponent(sensitivity, n_coordinates)
     root_n = math.isqrt(n_coordinates - 1) + 1  # an integer >= sqrt(n_coordinates)
     d = Fraction(sensitivity) * Fraction(2) ** k + root_n  # exact upper bound on the grid L2 sensitivity
-    return k, Fraction(math.ceil(d * d / (2 * Fraction(zcdp_rho(epsilon, delta)))))
+    return k, _representable(Fraction(math.ceil(d * d / (2 * Fraction(zcdp_rho(epsilon, delta))))), "variance", epsilon)
 
 
 def zcdp_sigma(sensitivity, epsilon, delta) -> float:

@@ -343,3 +343,11 @@ def test_grid_calibrations_meet_their_guarantees():
     k, sigma2 = en.gaussian_sigma2_on_grid(1.0, 1.0, 1e-5, 9)
     d = 2**k + 3  # sqrt(9)
     assert en.zcdp_delta(1.0, d * d / (2 * float(sigma2))) <= 1e-5
+
+
+def test_noise_too_wide_for_the_exact_samplers_is_refused_naming_epsilon():
+    from dpnb.mechanisms import laplace_mechanism
+
+    with pytest.raises(ValueError, match="epsilon=1e-300 is too small for exact noise"):
+        laplace_mechanism(1.0, 1.0, 1e-300, noise="exact", random_state=0)
+    assert np.isfinite(laplace_mechanism(1.0, 1.0, 1e-250, noise="exact", random_state=0))
