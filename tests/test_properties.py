@@ -37,6 +37,7 @@ import pytest
 import scipy.sparse
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from releases import release_array
 
 import dpnb
 from dpnb import (
@@ -121,29 +122,11 @@ class Entry:
     extreme: dict = field(default_factory=dict)
 
 
-def _release_of(est) -> np.ndarray:
-    for attr in (
-        "embedding_",
-        "scores_",
-        "components_",
-        "covariance_",
-        "class_covariances_",
-        "second_moment_",
-        "marginals_",
-    ):
-        if hasattr(est, attr):
-            value = getattr(est, attr)
-            if isinstance(value, dict):
-                return np.concatenate([np.ravel(v) for v in value.values()])
-            return np.asarray(value, dtype=float)
-    raise AssertionError(f"{type(est).__name__} exposes none of the known release attributes")
-
-
 def _est_entry(name, domain, factory, *, labels=0, bounds=(0.0, 1.0), has_bounds_param=False, outside="refuse", **kw):
     def run(X, y, seed, **params):
         est = factory(X.shape[1]).set_params(random_state=seed, **params)
         est.fit(X, y)
-        out = _release_of(est)
+        out = release_array(est)
         if hasattr(est, "sample"):
             drawn = est.sample(4) if name != "DPLDAPublisher" else est.sample()
             drawn = drawn[0] if isinstance(drawn, tuple) else drawn
@@ -585,13 +568,13 @@ def test_no_state_outlives_a_call(name, data):
                 pass
             try:
                 est.fit(X2, y2)
-                again = ("ok", _release_of(est))
+                again = ("ok", release_array(est))
             except Exception as exc:  # noqa: BLE001
                 again = (type(exc).__name__, str(exc))
             fresh_est = entry.estimator(X.shape[1]).set_params(random_state=0)
             try:
                 fresh_est.fit(X2, y2)
-                first = ("ok", _release_of(fresh_est))
+                first = ("ok", release_array(fresh_est))
             except Exception as exc:  # noqa: BLE001
                 first = (type(exc).__name__, str(exc))
             assert _same(again, first), "a refit on a neighbour differs from a fresh fit on it"
