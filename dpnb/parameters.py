@@ -27,32 +27,6 @@ import yaml
 _IPYTHON_NAMES = frozenset({"In", "Out", "get_ipython", "exit", "quit", "open"})
 
 
-def _matches(value, annotation) -> bool:
-    origin = typing.get_origin(annotation)
-    if annotation is typing.Any:
-        return True
-    if origin in (typing.Union, types.UnionType):
-        return any(_matches(value, a) for a in typing.get_args(annotation))
-    if annotation is None or annotation is type(None):
-        return value is None
-    if origin in (list, tuple):
-        (inner, *_) = typing.get_args(annotation) or (typing.Any,)
-        return isinstance(value, (list, tuple)) and all(_matches(v, inner) for v in value)
-    if origin is dict:
-        return isinstance(value, dict)
-    if annotation is bool:
-        return isinstance(value, bool)
-    if annotation is int:
-        return isinstance(value, numbers.Integral) and not isinstance(value, bool)
-    if annotation is float:
-        return isinstance(value, numbers.Real) and not isinstance(value, bool)
-    if isinstance(annotation, type):
-        return isinstance(value, annotation)
-    raise TypeError(
-        f"unsupported parameter annotation {annotation!r}; use int, float, str, bool, list[...] or X | None"
-    )
-
-
 def _describe(annotation) -> str:
     return getattr(annotation, "__name__", None) if isinstance(annotation, type) else str(annotation)
 
@@ -135,29 +109,36 @@ class _Mismatch(Exception):
     """``value`` cannot be converted to the annotation without losing something."""
 
 
-def _convert(value, annotation):
+def _convert(value, annotation, *, strict: bool = False):
+    """``value`` as the annotated type; :class:`_Mismatch` where that would lose something.
+
+    ``strict`` (a value already in the notebook) converts only what needs no reading: an integer
+    where ``float`` is asked. Otherwise (a value from the command line) also a whole float where
+    ``int`` is asked, a numeric string where ``float`` is, and ``"None"`` where None is allowed.
+    """
     origin = typing.get_origin(annotation)
+    is_none = value is None or (not strict and value == "None")
     if annotation is typing.Any:
         return value
     if origin in (typing.Union, types.UnionType):
         options = typing.get_args(annotation)
-        if type(None) in options and (value is None or value == "None"):
+        if type(None) in options and is_none:
             return None
         for option in options:
             try:
-                return _convert(value, option)
+                return _convert(value, option, strict=strict)
             except _Mismatch:
                 continue
         raise _Mismatch
     if annotation is None or annotation is type(None):
-        if value is None or value == "None":
+        if is_none:
             return None
         raise _Mismatch
     if origin in (list, tuple):  # papermill injects lists (it writes a tuple as a string)
         (inner, *_) = typing.get_args(annotation) or (typing.Any,)
         if not isinstance(value, (list, tuple)):
             raise _Mismatch
-        return [_convert(v, inner) for v in value]
+        return [_convert(v, inner, strict=strict) for v in value]
     if origin is dict:
         if isinstance(value, dict):
             return value
@@ -169,13 +150,13 @@ def _convert(value, annotation):
     if annotation is int:
         if isinstance(value, numbers.Integral):
             return int(value)
-        if isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
+        if not strict and isinstance(value, numbers.Real) and math.isfinite(value) and float(value).is_integer():
             return int(value)  # -p n_samples 1e6
         raise _Mismatch
     if annotation is float:
         if isinstance(value, numbers.Real):
             return float(value)
-        if isinstance(value, str):
+        if not strict and isinstance(value, str):
             try:
                 return float(value)  # nan, -inf, 1E+5
             except ValueError:
@@ -188,6 +169,15 @@ def _convert(value, annotation):
     raise TypeError(
         f"unsupported parameter annotation {annotation!r}; use int, float, str, bool, list[...] or X | None"
     )
+
+
+def _matches(value, annotation) -> bool:
+    """Whether a notebook's ``value`` has its annotated type (``float`` accepts integers too)."""
+    try:
+        _convert(value, annotation, strict=True)
+    except _Mismatch:
+        return False
+    return True
 
 
 def coerce(value, annotation, name: str, text: str | None = None):
