@@ -49,8 +49,8 @@ from .linalg import top_eigenvectors, triangle
 from .mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 from .validation import (
     check_array,
-    check_bounds,
     check_choice,
+    check_data_in_bounds,
     check_epsilon,
     check_in_box,
     check_integer,
@@ -796,7 +796,7 @@ def split_laplace(X, epsilon: float, bounds, *, random_state=None, noise="float"
     """
     epsilon = check_epsilon(epsilon)
     noise = check_noise(noise)
-    X, low, high = _check_bounded(X, bounds)
+    X, low, high = check_data_in_bounds(X, bounds)
     p = X.shape[1]
     with np.errstate(over="ignore"):
         scale = p * (high - low) / epsilon
@@ -826,7 +826,7 @@ def component_laplace(X, epsilon: float, direction, center, bounds, *, random_st
     """
     epsilon = check_epsilon(epsilon)
     noise = check_noise(noise)
-    X, low, high = _check_bounded(X, bounds)
+    X, low, high = check_data_in_bounds(X, bounds)
     u = check_array(direction, ndim=1, name="direction")
     center = check_array(center, ndim=1, name="center")
     if u.size != X.shape[1] or center.size != X.shape[1]:
@@ -844,13 +844,6 @@ def component_laplace(X, epsilon: float, direction, center, bounds, *, random_st
     else:
         t = (X - center) @ u + rng.laplace(0.0, scale, size=X.shape[0])
     return center + np.outer(t, u)
-
-
-def _check_bounded(X, bounds) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """``X`` inside the public box ``bounds`` (finite, ``low < high``: :func:`dpnb.validation.check_bounds`)."""
-    X = check_array(X, ndim=2, name="X")
-    low, high = check_bounds(bounds, X.shape[1])
-    return check_in_box(X, low, high, name="X"), low, high
 
 
 def mse_per_record(released, X) -> float:

@@ -45,11 +45,11 @@ from .mechanisms import gaussian_sigma
 from .validation import (
     check_array,
     check_bounds,
+    check_data_in_bounds,
     check_delta,
     check_epsilon,
     check_in_box,
     check_integer,
-    check_matrix_in_box,
     check_n_components,
     check_positive,
     check_random_state,
@@ -647,7 +647,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
             if value not in allowed:
                 raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
         noise = exact_noise.check_noise(self.noise)
-        X, low, high = _check_data(X, self.bounds)
+        X, low, high = check_data_in_bounds(X, self.bounds)
         d = X.shape[1]
         k = check_n_components(self.n_components, d)
         width = high - low
@@ -735,19 +735,6 @@ def _release(X, R, sigma, rng) -> np.ndarray:
             block = P[start : start + _NOISE_ROWS]
             block += rng.normal(0.0, sigma, size=block.shape)
     return P
-
-
-def _check_data(X, bounds):
-    """``X`` as a float64 matrix inside the public ``bounds``: returns ``(X, low, high)``.
-
-    One compiled pass (:func:`dpnb.validation.check_matrix_in_box`; a NaN or infinity fails it)
-    replaces the finiteness pass and the two full-size boolean comparisons of ``check_array`` +
-    ``check_in_box``; only on failure do those run, to raise their usual messages. No copy for
-    float64 input.
-    """
-    X = check_array(X, finite=False)
-    low, high = check_bounds(bounds, X.shape[1])
-    return check_matrix_in_box(X, low, high), low, high
 
 
 def _check_projection(projection) -> np.ndarray:

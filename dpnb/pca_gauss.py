@@ -47,11 +47,11 @@ from .validation import (
     check_array,
     check_bounds,
     check_choice,
+    check_data_in_bounds,
     check_epsilon,
     check_fraction,
     check_in_box,
     check_integer,
-    check_matrix_in_box,
     check_n_components,
     check_positive,
     check_release_range,
@@ -390,7 +390,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         """
         epsilon = self._check_privacy(needs_delta=False)[0]
         settings = self._check_settings()
-        X, low, high = _check_data(X, self.bounds, min_rows=2)
+        X, low, high = check_data_in_bounds(X, self.bounds, min_rows=2)
         n, m = X.shape
         k = check_n_components(self.n_components, m)
         state = {"n_features_in_": m, "_bound": float(coordinate_bounds((low, high)).max())}
@@ -590,7 +590,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         X = check_array(X, name="X")
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
-        return _check_data(X, self.bounds)[0] @ self.components_.T / self._scale
+        return check_data_in_bounds(X, self.bounds)[0] @ self.components_.T / self._scale
 
     def sample(self, n_samples):
         """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
@@ -632,18 +632,6 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             # reveals that a class is empty. The corrected release handles empty classes.
             raise ValueError(f"class(es) {empty.tolist()} have no records; calibration='paper' needs every class")
         return y
-
-
-def _check_data(X, bounds, *, min_rows=1):
-    """``X`` as a float64 matrix inside the public box: returns ``(X, low, high)``.
-
-    One compiled pass (:func:`dpnb.validation.check_matrix_in_box`; a NaN fails it) instead of
-    separate finiteness and box checks with full-size temporaries; on failure the shared validators
-    raise their usual messages. No copy for float64 input.
-    """
-    X = check_array(X, name="X", min_rows=min_rows, finite=False)
-    low, high = check_bounds(bounds, X.shape[1])
-    return check_matrix_in_box(X, low, high), low, high
 
 
 def _check_basis(basis, n_features, n_components) -> np.ndarray:

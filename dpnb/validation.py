@@ -281,6 +281,19 @@ def check_matrix_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
     return X
 
 
+def check_data_in_bounds(X, bounds, *, name: str = "X", min_rows: int = 1) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``X`` as a float64 matrix inside the public box ``bounds``: returns ``(X, low, high)``.
+
+    ``bounds`` goes through :func:`check_bounds` (finite, ``low < high``, one entry per column);
+    ``X`` through one compiled pass (:func:`check_matrix_in_box`; a NaN or an infinity fails it)
+    instead of separate finiteness and box checks with full-size temporaries. No copy for float64
+    input.
+    """
+    X = check_array(X, ndim=2, name=name, min_rows=min_rows, finite=False)
+    low, high = check_bounds(bounds, X.shape[1])
+    return check_matrix_in_box(X, low, high, name=name), low, high
+
+
 def check_row_norms(X, radius: float, *, name: str = "X", tol: float = 1e-9) -> np.ndarray:
     """Raise unless every row of ``X`` has L2 norm <= ``radius``."""
     X = check_array(X, ndim=2, name=name)

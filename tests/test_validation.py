@@ -253,3 +253,19 @@ def test_check_release_range_refuses_a_release_that_can_overflow():
             check_release_range(magnitude, scale)
     with pytest.raises(ValueError, match="narrow"):
         check_release_range(1.0, 1e-310)
+
+
+def test_check_data_in_bounds_checks_the_box_and_the_data():
+    from dpnb.validation import check_data_in_bounds
+
+    X = np.array([[0.0, 1.0], [0.5, -1.0]])
+    out, low, high = check_data_in_bounds(X, (-1.0, (1.0, 2.0)))
+    assert out is X and np.array_equal(low, [-1.0, -1.0]) and np.array_equal(high, [1.0, 2.0])
+    with pytest.raises(ValueError, match="X"):
+        check_data_in_bounds(X, (-1.0, 0.5))
+    with pytest.raises(ValueError, match="NaN"):
+        check_data_in_bounds(np.array([[np.nan, 0.0]]), (-1.0, 1.0))
+    with pytest.raises(ValueError, match="bounds must be finite"):
+        check_data_in_bounds(X, (-np.inf, np.inf))
+    with pytest.raises(ValueError, match="at least 2"):
+        check_data_in_bounds(X[:1], (-1.0, 1.0), min_rows=2)
