@@ -21,7 +21,7 @@ venv: $(BIN)/.installed
 
 ## make run [PROFILE=fast|paper] [WORKERS=2] [SCHEDULER=tcp://host:port]: execute every notebook with papermill into results/
 run: venv
-	$(BIN)/python -m dpnb.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(BIN)/python -m dpnb.tools.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
 ## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on two more (one of them
 ## reordering every reduction: a knife-edge output fails on any host), the book
@@ -29,9 +29,9 @@ test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
 	$(BIN)/ruff format --check dpnb tests benchmarks book
 	$(BIN)/python -m pytest -n 2 tests
-	$(BIN)/python -m dpnb.portability exec prescott-2threads-nosimd \
+	$(BIN)/python -m dpnb.tools.portability exec prescott-2threads-nosimd \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
-	$(BIN)/python -m dpnb.portability exec reordered \
+	$(BIN)/python -m dpnb.tools.portability exec reordered \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
 	$(MAKE) --no-print-directory book
 
@@ -47,13 +47,13 @@ fuzz: venv
 ## make paper-check: the paper profile's run (about 30 min on 2 cores; not part of make test) and its verdicts
 ## against the committed tests/expected_verdicts/paper/<stem>.json
 paper-check: venv
-	$(BIN)/python -m dpnb.run --profile paper --output results/paper --workers $(WORKERS)
-	$(BIN)/python -m dpnb.claims results/paper/claims.json tests/expected_verdicts/paper
+	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS)
+	$(BIN)/python -m dpnb.book.claims results/paper/claims.json tests/expected_verdicts/paper
 
 ## make notebook NB=dppro: rebuild notebooks/NB.ipynb from notebooks/NB.md and execute it
 notebook: venv
 	@test -n "$(NB)" || (echo "usage: make notebook NB=<stem>"; exit 2)
-	$(BIN)/python -m dpnb.pairing notebooks/$(NB).md
+	$(BIN)/python -m dpnb.tools.pairing notebooks/$(NB).md
 
 ## make book: the course book as an HTML site from the committed notebooks (no execution, offline)
 book: venv

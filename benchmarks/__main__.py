@@ -7,7 +7,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
-from dpnb.report import markdown_table
+from dpnb.book.report import markdown_table
 
 
 def modules():

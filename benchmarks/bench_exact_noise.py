@@ -6,7 +6,7 @@ draw as a multiple of one numpy draw, measured in that run.
 
 import numpy as np
 
-from dpnb import mechanisms
+from dpnb.privacy import mechanisms
 
 N_DRAWS = 100_000
 _zeros = np.zeros(N_DRAWS)

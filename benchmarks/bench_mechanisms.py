@@ -2,7 +2,7 @@
 
 import numpy as np
 
-from dpnb import audit, mechanisms
+from dpnb.privacy import audit, mechanisms
 
 _rng = np.random.default_rng(0)
 _C = np.cov(_rng.normal(size=(2000, 500)), rowvar=False)

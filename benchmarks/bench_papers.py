@@ -2,7 +2,8 @@
 
 import numpy as np
 
-from dpnb import bingham, component_analysis, dppro, pca_gauss, private_pca, ron_gauss
+from dpnb.numerics import bingham
+from dpnb.papers import component_analysis, dppro, pca_gauss, private_pca, ron_gauss
 
 _rng = np.random.default_rng(0)
 _box = _rng.random((3000, 40))  # [0, 1]^40

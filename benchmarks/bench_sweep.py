@@ -24,10 +24,10 @@ import time
 
 import numpy as np
 
-from dpnb.portability import environment
-from dpnb.run import THREAD_VARIABLES
-from dpnb.streams import stream
-from dpnb.sweep import register, run_sweep
+from dpnb.ground.streams import stream
+from dpnb.tools.portability import environment
+from dpnb.tools.run import THREAD_VARIABLES
+from dpnb.tools.sweep import register, run_sweep
 
 # By module name, so that the workers import this module (not ``__main__``) and find the function.
 TASK = "benchmarks.bench_sweep:top_eigenvalue"

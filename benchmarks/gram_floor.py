@@ -34,12 +34,12 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from dpnb.component_analysis import DPLDAPublisher, DPPCAPublisher
-from dpnb.dppro import DPPro
-from dpnb.pca_gauss import PCAGauss
-from dpnb.private_pca import ModSULQ
-from dpnb.report import markdown_table
-from dpnb.ron_gauss import RONGauss
+from dpnb.book.report import markdown_table
+from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.dppro import DPPro
+from dpnb.papers.pca_gauss import PCAGauss
+from dpnb.papers.private_pca import ModSULQ
+from dpnb.papers.ron_gauss import RONGauss
 
 GOAL_FLOOR, GOAL_MEMORY = 1.2, 1.0
 DIMENSIONS = (20, 77, 200, 500)

@@ -1,7 +1,7 @@
 """PPCA with several components against diffprivlib's ``PCA``, side by side (issue goal: <= 2x).
 
 ``python -m benchmarks.ppca_peers [--rows N ...] [--repeat R]`` fits, with one BLAS thread, dpnb's
-:class:`dpnb.private_pca.PPCA` (``n_components=8``, ``epsilon=1``, its default sampler) and
+:class:`dpnb.papers.private_pca.PPCA` (``n_components=8``, ``epsilon=1``, its default sampler) and
 diffprivlib's ``PCA(n_components=8, epsilon=1, data_norm=1, bounds=...)`` on the same ``n x 77``
 input in the unit ball (1,000, 10,000, 100,000 and 500,000 rows by default), timed in interleaved
 rounds (:func:`benchmarks.gram_floor.interleaved_medians`), and prints the median times and their
@@ -20,8 +20,8 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.gram_floor import interleaved_medians, machine
-from dpnb.private_pca import PPCA
-from dpnb.report import markdown_table
+from dpnb.book.report import markdown_table
+from dpnb.papers.private_pca import PPCA
 
 GOAL = 2.0
 D, K, EPSILON = 77, 8, 1.0

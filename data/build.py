@@ -44,7 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpnb.datasets import file_sha256
+from dpnb.ground.datasets import file_sha256
 
 DATA_DIR = Path(__file__).resolve().parent
 INSTALL_HINT = (

@@ -1,10 +1,84 @@
 """dpnb: differentially private data release through dimensionality reduction, in notebooks.
 
-Shared building blocks live in :mod:`dpnb.mechanisms` (Laplace and Gaussian mechanisms),
-:mod:`dpnb.audit` (adversarial sensitivity search and statistical privacy audits),
-:mod:`dpnb.claims` (the claims tables the notebooks publish), :mod:`dpnb.stats`
-(confidence intervals), :mod:`dpnb.linalg` (symmetric/PSD helpers) and
-:mod:`dpnb.datasets` (offline real data). One module per paper implements its mechanisms.
+The package is built in wings, each standing only on the ones before it:
+
+- :mod:`dpnb.ground`: validation, random streams, compiled kernels, datasets;
+- :mod:`dpnb.numerics`: linear algebra, intervals, the Gram matrix, Bingham sampling, metrics;
+- :mod:`dpnb.privacy`: noise mechanisms, audits and neighbour relations, the estimator contract;
+- :mod:`dpnb.papers`: one module per paper;
+- :mod:`dpnb.book`: claims tables, reports, intervals and ties, notebook parameters, comparison;
+- :mod:`dpnb.tools`: ``make run``, sweeps, Jupytext pairs, emulated machines.
+
+Before the wings every module sat directly under ``dpnb``. Those import paths
+(``from dpnb.dppro import DPPro``, ``import dpnb.mechanisms``) still work: they give the moved
+module itself, with a :class:`DeprecationWarning` naming its new place.
 """
 
+import importlib
+import importlib.abc
+import importlib.util
+import sys
+import warnings
+
 __version__ = "0.1.0"
+
+MOVED = {
+    "validation": "ground",
+    "streams": "ground",
+    "compiled": "ground",
+    "datasets": "ground",
+    "linalg": "numerics",
+    "stats": "numerics",
+    "gram": "numerics",
+    "bingham": "numerics",
+    "metrics": "numerics",
+    "mechanisms": "privacy",
+    "exact_noise": "privacy",
+    "audit": "privacy",
+    "audit_power": "privacy",
+    "estimator": "privacy",
+    "pca_gauss": "papers",
+    "component_analysis": "papers",
+    "private_pca": "papers",
+    "ron_gauss": "papers",
+    "dppro": "papers",
+    "mst": "papers",
+    "library_samplers": "papers",
+    "library_pca": "papers",
+    "claims": "book",
+    "report": "book",
+    "evaluation": "book",
+    "parameters": "book",
+    "comparison": "book",
+    "run": "tools",
+    "sweep": "tools",
+    "pairing": "tools",
+    "portability": "tools",
+}
+"""Module name before the wings -> the wing it now lives in."""
+
+
+class _MovedModule(importlib.abc.Loader):
+    """Loads ``dpnb.<old>`` as the module ``dpnb.<wing>.<old>`` itself (one module object, two names)."""
+
+    def __init__(self, new_name: str):
+        self.new_name = new_name
+
+    def create_module(self, spec):
+        warnings.warn(f"{spec.name} moved to {self.new_name}; import it from there", DeprecationWarning, stacklevel=2)
+        return importlib.import_module(self.new_name)
+
+    def exec_module(self, module):
+        pass  # already executed under its new name
+
+
+class _MovedFinder(importlib.abc.MetaPathFinder):
+    def find_spec(self, fullname, path=None, target=None):
+        package, _, name = fullname.rpartition(".")
+        if package != __name__ or name not in MOVED:
+            return None
+        return importlib.util.spec_from_loader(fullname, _MovedModule(f"{__name__}.{MOVED[name]}.{name}"))
+
+
+if not any(isinstance(finder, _MovedFinder) for finder in sys.meta_path):
+    sys.meta_path.append(_MovedFinder())

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.audit import (
+from dpnb.privacy.audit import (
     ChangeOneAttribute,
     FlipOneBit,
     LabelledBall,
@@ -12,7 +12,7 @@ from dpnb.audit import (
     audit_epsilon,
     search_sensitivity,
 )
-from dpnb.mechanisms import gaussian_epsilon, gaussian_mechanism, gaussian_sigma, laplace_mechanism
+from dpnb.privacy.mechanisms import gaussian_epsilon, gaussian_mechanism, gaussian_sigma, laplace_mechanism
 
 
 def test_search_finds_mean_sensitivity_in_box():
@@ -343,7 +343,7 @@ def test_batched_search_with_labelled_relations():
 
 
 def test_threshold_audit_takes_statistics_of_any_shape():
-    from dpnb.audit import threshold_audit
+    from dpnb.privacy.audit import threshold_audit
 
     rng = np.random.default_rng(5)
     a, b = rng.laplace(0.0, 1.0, (2, 400)), rng.laplace(1.0, 1.0, (2, 400))

@@ -1,12 +1,12 @@
-"""Tests of dpnb.audit_power: the smallest violation an epsilon audit can detect, and the tail audit."""
+"""Tests of dpnb.privacy.audit_power: the smallest violation an epsilon audit can detect, and the tail audit."""
 
 import numpy as np
 import pytest
 
-from dpnb.audit import audit_epsilon
-from dpnb.audit_power import audit_epsilon_tails, detectable_epsilon
-from dpnb.mechanisms import gaussian_epsilon, laplace_mechanism
-from dpnb.streams import stream
+from dpnb.ground.streams import stream
+from dpnb.privacy.audit import audit_epsilon
+from dpnb.privacy.audit_power import audit_epsilon_tails, detectable_epsilon
+from dpnb.privacy.mechanisms import gaussian_epsilon, laplace_mechanism
 
 
 def _flag_rate(epsilon_true, n_samples, claimed, n_audits, key):

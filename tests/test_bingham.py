@@ -1,11 +1,11 @@
-"""Tests for dpnb.bingham: exact references, the Gibbs sampler's statistics, diagnostics, bad input."""
+"""Tests for dpnb.numerics.bingham: exact references, the Gibbs sampler's statistics, diagnostics, bad input."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpnb import bingham
-from dpnb.bingham import (
+from dpnb.numerics import bingham
+from dpnb.numerics.bingham import (
     _acg_draw,
     _canonical_signs,
     _complement_acg_draw,
@@ -20,7 +20,7 @@ from dpnb.bingham import (
     sphere_second_moments,
     vector_bingham_exact,
 )
-from dpnb.stats import mean_ci
+from dpnb.numerics.stats import mean_ci
 
 LEVEL = 0.999  # per-check confidence; every test makes only a few checks
 

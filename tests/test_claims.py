@@ -2,13 +2,15 @@ import json
 
 import pytest
 
-from dpnb.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims
+from dpnb.book.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims
+
+DECLARED = [("lemma1", "Paper Lemma 1", "bound $B$"), ("thm2", "Paper Theorem 2", "sigma buys eps")]
 
 
 def _table():
-    t = ClaimTable("demo")
-    t.add("lemma1", "Paper Lemma 1", "bound B", "1.000", "0.998", "holds")
-    t.add("thm2", "Paper Theorem 2", "sigma buys eps", "eps = 1", "eps = 1.7", "fails")
+    t = ClaimTable("demo", DECLARED)
+    t.add("thm2", "eps = 1", "eps = 1.7", "fails")  # recorded out of order: kept in declaration order
+    t.add("lemma1", "1.000", "0.998", "holds")
     return t
 
 
@@ -36,14 +38,36 @@ def test_markdown():
     assert "| thm2 | Paper Theorem 2 |" in md
 
 
+def test_declared_table_is_shown_and_every_claim_needs_a_verdict(tmp_path, monkeypatch):
+    shown = []
+    monkeypatch.setattr("dpnb.book.claims.show_markdown", shown.append)
+    t = ClaimTable("demo", DECLARED)
+    t.show_claims()
+    (shown,) = shown
+    assert "| lemma1 | Paper Lemma 1 | bound $B$ |" in shown and "expected" not in shown
+    t.add("lemma1", "1", "1", "holds")
+    assert t.missing() == ["thm2"]
+    with pytest.raises(ValueError, match="never given a verdict: thm2"):
+        t.write_json(tmp_path)
+    assert not (tmp_path / "claims.json").exists()
+
+
 def test_bad_claims():
     t = _table()
     with pytest.raises(ValueError, match="already added"):
-        t.add("lemma1", "s", "s", "e", "m", "holds")
+        t.add("lemma1", "e", "m", "holds")
+    with pytest.raises(ValueError, match="not declared in 'demo'.*declared: lemma1, thm2"):
+        t.add("x", "e", "m", "holds")
     with pytest.raises(ValueError, match="verdict"):
-        t.add("x", "s", "s", "e", "m", "passes")
+        ClaimTable("demo", DECLARED).add("lemma1", "e", "m", "passes")
     with pytest.raises(ValueError, match="non-empty"):
-        t.add("y", "", "s", "e", "m", "holds")
+        ClaimTable("demo", DECLARED).add("lemma1", "", "m", "holds")
+    with pytest.raises(ValueError, match="non-empty"):
+        ClaimTable("demo", [("y", "", "s")])
+    with pytest.raises(ValueError, match="declared twice"):
+        ClaimTable("demo", DECLARED + DECLARED[:1])
+    with pytest.raises(ValueError, match=r"\(id, source, statement\)"):
+        ClaimTable("demo", [("y", "s")])
     with pytest.raises(ValueError, match="stem"):
         ClaimTable("")
     assert set(VERDICTS) == {"holds", "fails", "corrected", "not-reproduced"}
@@ -81,7 +105,7 @@ def test_show_prints_verdict_lines(capsys):
 
 
 def test_verdict_differences_name_each_disagreement(tmp_path):
-    from dpnb.claims import main, verdict_differences
+    from dpnb.book.claims import main, verdict_differences
 
     (tmp_path / "nb.json").write_text(json.dumps({"a": "holds", "b": "fails"}))
     record = {"notebook": "nb", "source": "s", "statement": "t", "expected": "e", "measured": "m"}

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from dpnb import comparison
-from dpnb.linalg import top_eigenvectors
+from dpnb.book import comparison
+from dpnb.numerics.linalg import top_eigenvectors
 
 
 @pytest.fixture(scope="module")

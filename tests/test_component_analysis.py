@@ -1,4 +1,4 @@
-"""Tests for dpnb.component_analysis (Jiang et al. 2013: DP-PCA and DP-LDA publishing)."""
+"""Tests for dpnb.papers.component_analysis (Jiang et al. 2013: DP-PCA and DP-LDA publishing)."""
 
 import numpy as np
 import pytest
@@ -7,8 +7,8 @@ from sklearn.discriminant_analysis import LinearDiscriminantAnalysis
 from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 
-from dpnb.audit import search_sensitivity
-from dpnb.component_analysis import (
+from dpnb.numerics.stats import mean_ci
+from dpnb.papers.component_analysis import (
     AddRemoveRows,
     DPLDAPublisher,
     DPPCAPublisher,
@@ -38,8 +38,8 @@ from dpnb.component_analysis import (
     tight_basis,
     worst_case_rows,
 )
-from dpnb.estimator import budget_total
-from dpnb.stats import mean_ci
+from dpnb.privacy.audit import search_sensitivity
+from dpnb.privacy.estimator import budget_total
 
 
 def onehot_data(n, n_numeric, sizes, rng):

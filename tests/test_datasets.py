@@ -1,4 +1,4 @@
-"""Tests for dpnb.datasets: the offline data shelf, its integrity checks and the preprocessing helpers."""
+"""Tests for dpnb.ground.datasets: the offline data shelf, its integrity checks and the preprocessing helpers."""
 
 import hashlib
 import json
@@ -8,8 +8,8 @@ import socket
 import numpy as np
 import pytest
 
-from dpnb import datasets
-from dpnb.datasets import Dataset, normalize_rows, scale_to_box, train_test_split
+from dpnb.ground import datasets
+from dpnb.ground.datasets import Dataset, normalize_rows, scale_to_box, train_test_split
 
 SHELF = datasets.DATA_DIR
 MANIFEST = json.loads((SHELF / "MANIFEST.json").read_text())

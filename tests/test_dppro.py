@@ -8,7 +8,8 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import Pipeline
 from sklearn.svm import LinearSVC
 
-from dpnb.dppro import (
+from dpnb.numerics.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
+from dpnb.papers.dppro import (
     CALIBRATIONS,
     DPPro,
     attribute_sensitivity,
@@ -30,9 +31,8 @@ from dpnb.dppro import (
     theta2_tail_bound,
     worst_record_change,
 )
-from dpnb.estimator import budget_total
-from dpnb.mechanisms import gaussian_delta, gaussian_sigma_analytic
-from dpnb.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
+from dpnb.privacy.estimator import budget_total
+from dpnb.privacy.mechanisms import gaussian_delta, gaussian_sigma_analytic
 
 
 def _binary(n, d, seed):

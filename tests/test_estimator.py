@@ -3,7 +3,7 @@ import math
 import numpy as np
 import pytest
 
-from dpnb.estimator import PrivateEstimator, budget_total, split_budget
+from dpnb.privacy.estimator import PrivateEstimator, budget_total, split_budget
 
 
 def test_split_budget_adds_up_exactly():

@@ -14,14 +14,14 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
-from dpnb.component_analysis import DPLDAPublisher, DPPCAPublisher
-from dpnb.dppro import DPPro
-from dpnb.estimator import PrivateEstimator, budget_total
-from dpnb.linalg import haar_stiefel
-from dpnb.mst import MST
-from dpnb.pca_gauss import PCAGauss
-from dpnb.private_pca import PPCA, ModSULQ
-from dpnb.ron_gauss import RONGauss
+from dpnb.numerics.linalg import haar_stiefel
+from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.dppro import DPPro
+from dpnb.papers.mst import MST
+from dpnb.papers.pca_gauss import PCAGauss
+from dpnb.papers.private_pca import PPCA, ModSULQ
+from dpnb.papers.ron_gauss import RONGauss
+from dpnb.privacy.estimator import PrivateEstimator, budget_total
 
 _rng = np.random.default_rng(0)
 BOX = _rng.random((120, 6))  # [0, 1]^6

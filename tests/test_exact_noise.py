@@ -1,4 +1,4 @@
-"""Exact noise and the floating-point attack (dpnb.exact_noise, noise= in dpnb.mechanisms).
+"""Exact noise and the floating-point attack (dpnb.privacy.exact_noise, noise= in dpnb.privacy.mechanisms).
 
 Statistical tests are seeded; each states its level and, where it matters, its power.
 """
@@ -10,16 +10,16 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from dpnb import exact_noise as en
-from dpnb.audit import audit_epsilon
-from dpnb.mechanisms import (
+from dpnb.numerics.stats import clopper_pearson, mean_ci
+from dpnb.privacy import exact_noise as en
+from dpnb.privacy.audit import audit_epsilon
+from dpnb.privacy.mechanisms import (
     gaussian_delta,
     gaussian_mechanism,
     laplace_mechanism,
     symmetric_gaussian_mechanism,
     symmetric_laplace_mechanism,
 )
-from dpnb.stats import clopper_pearson, mean_ci
 
 # --- numpy's textbook samplers, replicated ---------------------------------------------------
 
@@ -346,7 +346,7 @@ def test_grid_calibrations_meet_their_guarantees():
 
 
 def test_noise_too_wide_for_the_exact_samplers_is_refused_naming_epsilon():
-    from dpnb.mechanisms import laplace_mechanism
+    from dpnb.privacy.mechanisms import laplace_mechanism
 
     with pytest.raises(ValueError, match="epsilon=1e-300 is too small for exact noise"):
         laplace_mechanism(1.0, 1.0, 1e-300, noise="exact", random_state=0)

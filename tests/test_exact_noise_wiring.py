@@ -1,4 +1,4 @@
-"""``noise="exact"`` in every estimator and release function that adds noise (dpnb.exact_noise).
+"""``noise="exact"`` in every estimator and release function that adds noise (dpnb.privacy.exact_noise).
 
 Each release with exact noise is finite, lies on the grid ``2^-k`` its sensitivity fixes (or on the
 integers for counts), is the same for the same seed, differs from the floating-point release, and
@@ -12,13 +12,14 @@ import inspect
 import numpy as np
 import pytest
 
-from dpnb import component_analysis, exact_noise, pca_gauss, private_pca, ron_gauss
-from dpnb.component_analysis import DPLDAPublisher, DPPCAPublisher
-from dpnb.dppro import DPPro
-from dpnb.mst import MST
-from dpnb.pca_gauss import PCAGauss
-from dpnb.private_pca import ModSULQ
-from dpnb.ron_gauss import RONGauss
+from dpnb.papers import component_analysis, pca_gauss, private_pca, ron_gauss
+from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.dppro import DPPro
+from dpnb.papers.mst import MST
+from dpnb.papers.pca_gauss import PCAGauss
+from dpnb.papers.private_pca import ModSULQ
+from dpnb.papers.ron_gauss import RONGauss
+from dpnb.privacy import exact_noise
 
 RNG = np.random.default_rng(5)
 BOX = RNG.random((12, 4))  # in [0, 1]

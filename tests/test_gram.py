@@ -1,9 +1,9 @@
-"""dpnb.gram: the compiled one-pass check and Gram matrix of [x | class indicators]."""
+"""dpnb.numerics.gram: the compiled one-pass check and Gram matrix of [x | class indicators]."""
 
 import numpy as np
 import pytest
 
-from dpnb.gram import GRID, indicator_gram
+from dpnb.numerics.gram import GRID, indicator_gram
 
 GROUPS = np.array([[2, 4], [4, 7]])  # two numeric columns, then one-hot groups of sizes 2 and 3
 

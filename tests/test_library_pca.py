@@ -1,4 +1,4 @@
-"""Tests for dpnb.library_pca: the exact privacy loss of the libraries' whole PCA releases."""
+"""Tests for dpnb.papers.library_pca: the exact privacy loss of the libraries' whole PCA releases."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,8 @@ from diffprivlib.mechanisms import LaplaceBoundedDomain
 from diffprivlib.models.utils import covariance_eig
 from scipy import stats
 
-from dpnb.library_pca import (
+from dpnb.ground.streams import stream
+from dpnb.papers.library_pca import (
     LIBRARIES,
     bounded_laplace_scale,
     centred_release_loss,
@@ -18,8 +19,7 @@ from dpnb.library_pca import (
     sample_release,
     vector_loss,
 )
-from dpnb.library_samplers import log_density
-from dpnb.streams import stream
+from dpnb.papers.library_samplers import log_density
 
 C_PAIR, C_PAIR_PRIME = np.diag([51.0, 47.0, 19.0]), np.diag([50.0, 48.0, 19.0])
 

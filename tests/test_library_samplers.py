@@ -1,12 +1,12 @@
-"""Tests for dpnb.library_samplers: exact densities, privacy loss, the corrected sampler, the library wrappers."""
+"""Tests for dpnb.papers.library_samplers: exact densities, privacy loss, corrected sampler, library wrappers."""
 
 import numpy as np
 import pytest
 from scipy import stats
 
-from dpnb.audit import ReplaceRowL2Ball, search_sensitivity
-from dpnb.bingham import vector_bingham_exact
-from dpnb.library_samplers import (
+from dpnb.numerics.bingham import vector_bingham_exact
+from dpnb.numerics.stats import mean_ci
+from dpnb.papers.library_samplers import (
     RULES,
     acceptance_rate,
     acg_envelope,
@@ -24,7 +24,7 @@ from dpnb.library_samplers import (
     second_moments,
     sphere_quadrature,
 )
-from dpnb.stats import mean_ci
+from dpnb.privacy.audit import ReplaceRowL2Ball, search_sensitivity
 
 C = np.diag([51.0, 47.0, 19.0])
 C_PRIME = np.diag([50.0, 48.0, 19.0])  # replace one record e1 by e2
@@ -106,7 +106,7 @@ def test_log_density_normalised_and_second_moments_match_exact_sampler_reference
         nodes, weights = sphere_quadrature(3, 120)
         assert np.isclose(weights @ np.exp(log_density(nodes, C, 1.0, rule=rule)), 1.0)
         assert np.isclose(np.trace(second_moments(C, 1.0, rule=rule)), 1.0)
-    from dpnb.bingham import sphere_second_moments
+    from dpnb.numerics.bingham import sphere_second_moments
 
     np.testing.assert_allclose(second_moments(C, 1.0), sphere_second_moments(C / 4), atol=1e-10)
     with pytest.raises(ValueError):

@@ -1,9 +1,9 @@
-"""Tests for dpnb.library_samplers.privacy_loss_maximisers: the tied set of points where a loss is attained."""
+"""Tests for dpnb.papers.library_samplers.privacy_loss_maximisers: the tied set of points where a loss is attained."""
 
 import numpy as np
 import pytest
 
-from dpnb.library_samplers import privacy_loss, privacy_loss_maximisers
+from dpnb.papers.library_samplers import privacy_loss, privacy_loss_maximisers
 
 
 def _names(points):

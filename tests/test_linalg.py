@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.linalg import project_psd, symmetrize_upper, top_eigenvectors
+from dpnb.numerics.linalg import project_psd, symmetrize_upper, top_eigenvectors
 
 
 def test_symmetrize_upper_keeps_upper_triangle():
@@ -65,7 +65,7 @@ def test_symmetrize_upper_on_a_stack_and_bad_shape():
 
 
 def test_triangle_parts():
-    from dpnb.linalg import triangle
+    from dpnb.numerics.linalg import triangle
 
     A = np.arange(9.0).reshape(3, 3)
     np.testing.assert_array_equal(triangle(A), [0, 1, 2, 4, 5, 8])
@@ -80,7 +80,7 @@ def test_triangle_parts():
 def test_haar_stiefel_is_orthonormal_and_haar():
     from scipy import stats
 
-    from dpnb.linalg import haar_stiefel
+    from dpnb.numerics.linalg import haar_stiefel
 
     W = haar_stiefel(6, 3, random_state=0)
     np.testing.assert_allclose(W.T @ W, np.eye(3), atol=1e-12)
@@ -98,7 +98,7 @@ def test_haar_stiefel_is_orthonormal_and_haar():
 
 
 def test_eigen_coordinate_draws_have_the_distances_of_gaussian_draws():
-    from dpnb.linalg import eigen_coordinate_draws, gaussian_draws
+    from dpnb.numerics.linalg import eigen_coordinate_draws, gaussian_draws
 
     G = np.random.default_rng(4).standard_normal((6, 3))
     cov = G @ G.T  # rank 3 of 6: three eigenvalues are round-off and dropped

@@ -2,7 +2,8 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from dpnb.mechanisms import (
+from dpnb.numerics.stats import mean_ci, variance_ci
+from dpnb.privacy.mechanisms import (
     gaussian_delta,
     gaussian_epsilon,
     gaussian_mechanism,
@@ -13,7 +14,6 @@ from dpnb.mechanisms import (
     symmetric_gaussian_mechanism,
     symmetric_laplace_mechanism,
 )
-from dpnb.stats import mean_ci, variance_ci
 
 N = 20_000
 

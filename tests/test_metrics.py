@@ -3,9 +3,9 @@ import pytest
 from sklearn.cluster import KMeans
 from sklearn.metrics import silhouette_score
 
-from dpnb.metrics import BLOCK_ROWS, best_silhouette, silhouette_scores
-from dpnb.stats import mean_ci
-from dpnb.streams import sklearn_seed
+from dpnb.ground.streams import sklearn_seed
+from dpnb.numerics.metrics import BLOCK_ROWS, best_silhouette, silhouette_scores
+from dpnb.numerics.stats import mean_ci
 
 
 @pytest.mark.parametrize("n_features", [1, 3, 40])

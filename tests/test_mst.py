@@ -4,8 +4,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from dpnb.estimator import budget_total
-from dpnb.mst import MST, discretize, zcdp_rho
+from dpnb.papers.mst import MST, discretize, zcdp_rho
+from dpnb.privacy.estimator import budget_total
 
 
 def _chain(n=4000, seed=0):

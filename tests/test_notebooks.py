@@ -1,7 +1,7 @@
 """Checks every notebook pair: sync, committed-output hygiene, structure, and a papermill run.
 
 The papermill run executes each notebook on an emulated other machine (OpenBLAS's Sandy Bridge
-kernels on one thread, :mod:`dpnb.portability`) and requires its verdicts and every text output
+kernels on one thread, :mod:`dpnb.tools.portability`) and requires its verdicts and every text output
 to equal the committed ones. nbval (second pytest run in ``make test``) re-executes the committed
 ``.ipynb`` files under a third configuration (Prescott kernels, two threads, NumPy's SIMD
 dispatch off) and compares again.
@@ -15,10 +15,10 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dpnb.claims import read_claims
-from dpnb.pairing import pair_mismatches
-from dpnb.portability import numerical_environment, output_differences
-from dpnb.run import execute
+from dpnb.book.claims import read_claims
+from dpnb.tools.pairing import pair_mismatches
+from dpnb.tools.portability import numerical_environment, output_differences
+from dpnb.tools.run import execute
 
 ROOT = Path(__file__).resolve().parent.parent
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
@@ -121,7 +121,7 @@ def test_papermill_run_on_another_machine_reproduces_outputs_and_verdicts(path, 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_every_profile_names_only_declared_parameters(path):
-    from dpnb.run import UsageError, available_profiles, plan
+    from dpnb.tools.run import UsageError, available_profiles, plan
 
     profiles = available_profiles([p.stem for p in NOTEBOOKS], path.parent)
     assert "paper" in profiles, "make run PROFILE=paper needs a paper profile somewhere"

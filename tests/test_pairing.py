@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from dpnb.pairing import execute_pair, pair_mismatches, restyle_pair
+from dpnb.tools.pairing import execute_pair, pair_mismatches, restyle_pair
 
 SOURCE = """---
 jupytext:

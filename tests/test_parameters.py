@@ -3,13 +3,15 @@ import re
 import nbformat
 import pytest
 
-from dpnb.parameters import (
+from dpnb.book.parameters import (
     REPOSITORY,
     check_notebook_parameters,
     check_parameters,
     coerce,
     output_path,
     parameter_names,
+    parameter_ranges,
+    parse_range,
     read_value,
 )
 
@@ -23,7 +25,11 @@ def namespace(**values):
             "dims": [1, 2],
             "name": "x",
             "limit": None,
-            "In": [],
+            "In": [
+                "",
+                "seed: int = 1\nepsilon: float = 1.0\ndims: list[int] = [1]\n"
+                "name: str = 'x'\nlimit: int | None = None\n",
+            ],
             "np": __import__("numpy"),
             "check_parameters": check_parameters,
             "_": 3,
@@ -64,6 +70,7 @@ def test_bad_namespace():
     ns = namespace()
     ns["__annotations__"]["odd"] = set
     ns["odd"] = {1}
+    ns["In"][1] += "odd: set = {1}\n"
     check_parameters(ns)
     ns["__annotations__"]["odd"] = "not a type"
     with pytest.raises(TypeError, match="unsupported parameter annotation"):
@@ -73,7 +80,7 @@ def test_bad_namespace():
 def test_output_path_resolves_relative_paths_against_the_repository(tmp_path):
     assert output_path("results/x") == REPOSITORY / "results" / "x"
     assert output_path(str(tmp_path)) == tmp_path
-    assert (REPOSITORY / "dpnb" / "parameters.py").is_file()
+    assert (REPOSITORY / "dpnb" / "book" / "parameters.py").is_file()
     with pytest.raises(TypeError):
         output_path(3)
 
@@ -123,7 +130,7 @@ def test_notebook_parameters_are_converted_and_checked_without_a_kernel(tmp_path
     params = nbformat.v4.new_code_cell("rate: float = 0.5  # a probability\nlabel: str | None = None  # a name")
     params.metadata["tags"] = ["parameters"]
     check = nbformat.v4.new_code_cell(
-        "from dpnb.parameters import check_parameters\ncheck_parameters(globals())\n"
+        "from dpnb.book.parameters import check_parameters\ncheck_parameters(globals())\n"
         "if not 0 < rate < 1:\n    raise ValueError(f'rate must lie in (0, 1), got {rate}')"
     )
     nb.cells = [params, check]
@@ -136,3 +143,68 @@ def test_notebook_parameters_are_converted_and_checked_without_a_kernel(tmp_path
         check_notebook_parameters(path, {"rate": 2})
     with pytest.raises(TypeError, match="parameter rate must be float, got 'x'"):
         check_notebook_parameters(path, {"rate": "x"})
+
+
+CELL = """seed: int = 1  # in [0, inf): root of the streams
+epsilon: float = 1.0  # in (0, inf): privacy budget
+dims: list[int] = [1, 2]  # in [1, 3], 2+ increasing: dimensions
+name: str = "x"  # one of x, y: which data
+limit: int | None = None  # in [1, 10]: optional cap
+"""
+
+
+def ranged(**values):
+    ns = namespace(**values)
+    ns["In"] = ["", CELL]
+    return ns
+
+
+def test_ranges_declared_in_the_comments_are_checked_naming_the_parameter():
+    check_parameters(ranged())
+    check_parameters(ranged(limit=10, dims=[1, 3], seed=0))
+    for name, value, message in [
+        ("seed", -1, r"seed must be in \[0, inf\), got -1"),
+        ("epsilon", 0.0, r"epsilon must be in \(0, inf\)"),
+        ("epsilon", float("inf"), r"epsilon must be in \(0, inf\)"),
+        ("epsilon", float("nan"), "epsilon must be"),
+        ("dims", [1], "dims must list at least 2"),
+        ("dims", [2, 2], "dims must be strictly increasing"),
+        ("dims", [1, 4], r"dims must be in \[1, 3\], 2\+ increasing, got 4"),
+        ("name", "z", "name must be one of x, y"),
+        ("name", "", "name must not be empty"),
+        ("limit", 11, "limit must be in"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            check_parameters(ranged(**{name: value}))
+
+
+def test_the_source_is_found_after_papermills_injected_cell_or_passed():
+    ns = ranged(seed=-1)
+    ns["In"] = ["", CELL, "seed = -1\n", "check_parameters(globals())"]
+    with pytest.raises(ValueError, match="seed must be in"):
+        check_parameters(ns)
+    ns["In"] = []
+    with pytest.raises(ValueError, match="cannot find the parameters cell"):
+        check_parameters(ns)
+    with pytest.raises(ValueError, match="seed must be in"):
+        check_parameters(ns, CELL)
+
+
+@pytest.mark.parametrize(
+    "comment, message",
+    [
+        ("# in [0, 1)", "ends with a colon"),
+        ("# in [0 1]: x", "cannot read the parameter range"),
+        ("# in [zero, 1]: x", "cannot read the range end"),
+        ("# one of a, : x", "cannot read the choices"),
+        ("# in [0, 1], 2+ things: x", "cannot read the parameter range"),
+    ],
+)
+def test_unreadable_ranges_are_refused(comment, message):
+    with pytest.raises(ValueError, match=message):
+        parse_range(comment)
+
+
+def test_comments_without_a_range_declare_none():
+    assert parse_range("# the paper's value (a note)") is None
+    assert parameter_ranges("x: int = 1  # index: which one\ny = 2\n") == {"x": None}

@@ -7,11 +7,11 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import Ridge
 from sklearn.pipeline import make_pipeline
 
-from dpnb import audit
-from dpnb.dppro import gaussian_projection
-from dpnb.estimator import budget_total
-from dpnb.linalg import gaussian_draws
-from dpnb.pca_gauss import (
+from dpnb.ground.validation import check_bounds
+from dpnb.numerics.linalg import gaussian_draws
+from dpnb.numerics.stats import clopper_pearson, mean_ci
+from dpnb.papers.dppro import gaussian_projection
+from dpnb.papers.pca_gauss import (
     PCAGauss,
     analyze_gauss_pca,
     coordinate_bounds,
@@ -24,8 +24,8 @@ from dpnb.pca_gauss import (
     reduce_features,
     second_moment_sensitivity,
 )
-from dpnb.stats import clopper_pearson, mean_ci
-from dpnb.validation import check_bounds
+from dpnb.privacy import audit
+from dpnb.privacy.estimator import budget_total
 
 
 @pytest.fixture
@@ -137,7 +137,7 @@ def test_fixed_basis_release_uses_the_reduced_moments(data, k):
 
 
 def test_pca_spectrum_exact_and_the_module_keeps_no_moments(data):
-    import dpnb.pca_gauss as module
+    import dpnb.papers.pca_gauss as module
 
     X = data[0]
     lam = pca_spectrum(X)

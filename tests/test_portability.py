@@ -4,8 +4,8 @@ import sys
 import nbformat
 import pytest
 
-from dpnb import portability
-from dpnb.pairing import execute_notebook
+from dpnb.tools import portability
+from dpnb.tools.pairing import execute_notebook
 
 
 def test_configurations_emulate_other_kernels_and_simd():
@@ -62,7 +62,7 @@ def test_exec_runs_a_command_in_the_configuration():
         [
             sys.executable,
             "-m",
-            "dpnb.portability",
+            "dpnb.tools.portability",
             "exec",
             "sandybridge-1thread",
             sys.executable,
@@ -74,7 +74,7 @@ def test_exec_runs_a_command_in_the_configuration():
         check=True,
     )
     assert out.stdout.strip() == "1"
-    bad = subprocess.run([sys.executable, "-m", "dpnb.portability", "exec"], capture_output=True, text=True)
+    bad = subprocess.run([sys.executable, "-m", "dpnb.tools.portability", "exec"], capture_output=True, text=True)
     assert bad.returncode == 2 and "usage" in bad.stderr
 
 

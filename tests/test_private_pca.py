@@ -1,4 +1,4 @@
-"""Tests for dpnb.private_pca: MOD-SULQ, PPCA, the utility, the estimators and bad input."""
+"""Tests for dpnb.papers.private_pca: MOD-SULQ, PPCA, the utility, the estimators and bad input."""
 
 import numpy as np
 import pytest
@@ -8,11 +8,10 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 
-from dpnb.bingham import vector_bingham_exact
-from dpnb.estimator import budget_total
-from dpnb.linalg import triangle
-from dpnb.mechanisms import gaussian_delta
-from dpnb.private_pca import (
+from dpnb.numerics.bingham import vector_bingham_exact
+from dpnb.numerics.linalg import triangle
+from dpnb.numerics.stats import clopper_pearson, mean_ci
+from dpnb.papers.private_pca import (
     FIGURE2_EIGENVALUES,
     PPCA,
     ModSULQ,
@@ -28,7 +27,8 @@ from dpnb.private_pca import (
     synthetic_figure2,
     utility_qf,
 )
-from dpnb.stats import clopper_pearson, mean_ci
+from dpnb.privacy.estimator import budget_total
+from dpnb.privacy.mechanisms import gaussian_delta
 
 
 def _data(n=400, d=5, seed=0):
@@ -308,7 +308,7 @@ def test_bad_input(call, match):
 
 
 def test_second_moment_rejects_non_finite_rows_from_their_norms():
-    from dpnb.private_pca import second_moment
+    from dpnb.papers.private_pca import second_moment
 
     X = np.full((50, 4), 0.25)
     assert np.allclose(second_moment(X), X.T @ X / 50)

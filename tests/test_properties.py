@@ -40,24 +40,16 @@ from hypothesis import strategies as st
 from releases import release_array
 
 import dpnb
-from dpnb import (
-    component_analysis,
-    datasets,
-    dppro,
-    library_samplers,
-    mechanisms,
-    mst,
-    pca_gauss,
-    private_pca,
-    ron_gauss,
-)
-from dpnb.component_analysis import DPLDAPublisher, DPPCAPublisher
-from dpnb.dppro import DPPro
-from dpnb.linalg import haar_stiefel
-from dpnb.mst import MST
-from dpnb.pca_gauss import PCAGauss
-from dpnb.private_pca import PPCA, ModSULQ
-from dpnb.ron_gauss import RONGauss
+from dpnb.ground import datasets
+from dpnb.numerics.linalg import haar_stiefel
+from dpnb.papers import component_analysis, dppro, library_samplers, mst, pca_gauss, private_pca, ron_gauss
+from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.dppro import DPPro
+from dpnb.papers.mst import MST
+from dpnb.papers.pca_gauss import PCAGauss
+from dpnb.papers.private_pca import PPCA, ModSULQ
+from dpnb.papers.ron_gauss import RONGauss
+from dpnb.privacy import mechanisms
 
 _COMMON = dict(
     deadline=None,
@@ -197,7 +189,7 @@ ENTRIES = [
     _est_entry("ModSULQ", "ball", lambda d: ModSULQ(1, 1.0, 1e-5)),
     _est_entry("PPCA", "ball", lambda d: PPCA(1, 1.0, sampler="exact")),
     _est_entry("MST", "codes", lambda d: MST(1.0, 1e-6, domain_sizes=[3] * d)),
-    # exact noise (dpnb.exact_noise): the Laplace, Gaussian-at-sigma and integer paths
+    # exact noise (dpnb.privacy.exact_noise): the Laplace, Gaussian-at-sigma and integer paths
     _est_entry("RONGauss-gmm-exact", "free", lambda d: RONGauss(2, 1.0, mode="gmm", noise="exact"), labels=2),
     _est_entry("DPPro-exact", "box", lambda d: DPPro(2, 1.0, 1e-5, noise="exact"), has_bounds_param=True),
     _est_entry("DPPCAPublisher-exact", "box", lambda d: DPPCAPublisher(2, 1.0, noise="exact")),
@@ -543,10 +535,10 @@ def _container_sizes() -> dict:
 
 # lru caches keyed only by public numbers (dimension, quadrature nodes, epsilon and delta): they may grow
 PUBLIC_CACHES = {
-    ("dpnb.library_samplers", "_nodes"),
-    ("dpnb.bingham", "_beta_grid"),
-    ("dpnb.exact_noise", "zcdp_rho"),
-    ("dpnb.exact_noise", "gaussian_sigma2_on_grid"),
+    ("dpnb.papers.library_samplers", "_nodes"),
+    ("dpnb.numerics.bingham", "_beta_grid"),
+    ("dpnb.privacy.exact_noise", "zcdp_rho"),
+    ("dpnb.privacy.exact_noise", "gaussian_sigma2_on_grid"),
 }
 
 
@@ -722,7 +714,7 @@ def test_a_huge_or_bad_sample_size_is_refused_naming_it(name, data, n):
 
 def test_every_public_release_is_covered():
     """Every estimator class dpnb exports is an entry above (new ones must be added)."""
-    from dpnb.estimator import PrivateEstimator
+    from dpnb.privacy.estimator import PrivateEstimator
 
     classes = set()
     for module in (pca_gauss, dppro, ron_gauss, component_analysis, private_pca, mst):

@@ -1,4 +1,4 @@
-"""Tests for dpnb.ron_gauss (RON-Gauss, Chanyaswad, Liu & Mittal, PoPETs 2019)."""
+"""Tests for dpnb.papers.ron_gauss (RON-Gauss, Chanyaswad, Liu & Mittal, PoPETs 2019)."""
 
 import numpy as np
 import pytest
@@ -8,10 +8,9 @@ from sklearn.exceptions import NotFittedError
 from sklearn.pipeline import make_pipeline
 from sklearn.preprocessing import StandardScaler
 
-from dpnb.audit import LabelledBall, ReplaceRowL2Ball, search_sensitivity
-from dpnb.estimator import budget_total
-from dpnb.linalg import triangle
-from dpnb.ron_gauss import (
+from dpnb.numerics.linalg import triangle
+from dpnb.numerics.stats import clopper_pearson, mean_ci, variance_ci
+from dpnb.papers.ron_gauss import (
     RONGauss,
     algorithm2_projection,
     bernoulli_identity,
@@ -23,7 +22,8 @@ from dpnb.ron_gauss import (
     projected_identity_sensitivity,
     unit_rows,
 )
-from dpnb.stats import clopper_pearson, mean_ci, variance_ci
+from dpnb.privacy.audit import LabelledBall, ReplaceRowL2Ball, search_sensitivity
+from dpnb.privacy.estimator import budget_total
 
 
 def ball_rows(rng, n, p):
@@ -466,7 +466,7 @@ def _straightforward_moments(X, W, y=None, label_bound=None):
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 def test_fit_equals_straightforward_computation(mode):
     """The chunked passes (class sums, then class second moments) give the per-row computation's values."""
-    from dpnb.ron_gauss import _CHUNK
+    from dpnb.papers.ron_gauss import _CHUNK
 
     rng = np.random.default_rng(5)
     n = 2 * _CHUNK + 123  # blocks of unequal size
@@ -490,7 +490,7 @@ def test_fit_equals_straightforward_computation(mode):
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
     """Same seed, blocks of 4096 rows or one block: the same release up to rounding (same noise draws)."""
-    import dpnb.ron_gauss as module
+    import dpnb.papers.ron_gauss as module
 
     rng = np.random.default_rng(6)
     X = rng.standard_normal((9000, 9))
@@ -509,7 +509,7 @@ def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
     [np.array([3, 0, 3, 7, 0]), np.array([-2, 5, -2]), np.array([10**9, 1, 1]), np.array(["b", "a", "b"])],
 )
 def test_encode_labels_matches_unique(y):
-    from dpnb.ron_gauss import _encode_labels
+    from dpnb.papers.ron_gauss import _encode_labels
 
     classes, codes, counts = _encode_labels(y)
     expected = np.unique(y, return_inverse=True, return_counts=True)
@@ -523,7 +523,7 @@ def test_encode_labels_matches_unique(y):
 def test_rbf_ridge_predict_matches_kernel_ridge(p):
     from sklearn.kernel_ridge import KernelRidge
 
-    from dpnb.ron_gauss import rbf_ridge_predict, rbf_ridge_test_kernel_bound
+    from dpnb.papers.ron_gauss import rbf_ridge_predict, rbf_ridge_test_kernel_bound
 
     rng = np.random.default_rng(8)
     Z, Z_test = rng.standard_normal((400, p)), rng.standard_normal((700, p))
@@ -539,7 +539,7 @@ def test_rbf_ridge_float32_test_kernel_at_table5_size():
     predictions and the RMSE by less than the bound, and the bound is far below the 0.01 the table prints."""
     from sklearn.metrics.pairwise import rbf_kernel
 
-    from dpnb.ron_gauss import _refined_spd_solve, rbf_ridge_predict, rbf_ridge_test_kernel_bound
+    from dpnb.papers.ron_gauss import _refined_spd_solve, rbf_ridge_predict, rbf_ridge_test_kernel_bound
 
     rng = np.random.default_rng(10)
     X = rng.standard_normal((6457, 30)) @ rng.standard_normal((30, 30))
@@ -557,7 +557,7 @@ def test_rbf_ridge_float32_test_kernel_at_table5_size():
 
 
 def test_rbf_ridge_test_kernel_bound():
-    from dpnb.ron_gauss import rbf_ridge_test_kernel_bound
+    from dpnb.papers.ron_gauss import rbf_ridge_test_kernel_bound
 
     assert rbf_ridge_test_kernel_bound(np.array([1.0, -3.0])) == pytest.approx(4 * 2.0**-24 * (np.exp(-1) + 8))
     with pytest.raises(ValueError):
@@ -569,7 +569,7 @@ def test_rbf_ridge_test_kernel_bound():
 @pytest.mark.parametrize("ridge", [1e-1, 1e-9])
 def test_refined_spd_solve_reaches_float64_accuracy(ridge):
     """Well conditioned: float32 factor plus refinement; too ill conditioned for float32: float64 fallback."""
-    from dpnb.ron_gauss import _refined_spd_solve
+    from dpnb.papers.ron_gauss import _refined_spd_solve
 
     rng = np.random.default_rng(9)
     B = rng.standard_normal((300, 40))

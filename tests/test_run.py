@@ -4,8 +4,8 @@ import os
 import nbformat
 import pytest
 
-from dpnb import run
-from dpnb.claims import KEYS
+from dpnb.book.claims import KEYS
+from dpnb.tools import run
 
 
 def _write_notebook(folder, stem, verdict="holds"):
@@ -16,9 +16,9 @@ def _write_notebook(folder, stem, verdict="holds"):
     )
     params.metadata["tags"] = ["parameters"]
     body = nbformat.v4.new_code_cell(
-        "from dpnb.claims import ClaimTable\n"
-        f"t = ClaimTable('{stem}')\n"
-        f"t.add('c1', 'Demo Lemma 1', 'scale', '1', str(scale), '{verdict}')\n"
+        "from dpnb.book.claims import ClaimTable\n"
+        f"t = ClaimTable('{stem}', [('c1', 'Demo Lemma 1', 'scale')])\n"
+        f"t.add('c1', '1', str(scale), '{verdict}')\n"
         "t.write_json(output_dir)"
     )
     nb.cells = [params, body]
@@ -128,9 +128,10 @@ def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, c
     params = nbformat.v4.new_code_cell('output_dir: str = "unused"  # claims folder')
     params.metadata["tags"] = ["parameters"]
     body = nbformat.v4.new_code_cell(
-        "import os\nfrom dpnb.claims import ClaimTable\nt = ClaimTable('threads')\n"
-        "t.add('c1', 'threads', 'BLAS', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), 'holds')\n"
-        "t.add('c2', 'allocator', 'glibc', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), 'holds')\n"
+        "import os\nfrom dpnb.book.claims import ClaimTable\n"
+        "t = ClaimTable('threads', [('c1', 'threads', 'BLAS'), ('c2', 'allocator', 'glibc')])\n"
+        "t.add('c1', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), 'holds')\n"
+        "t.add('c2', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), 'holds')\n"
         "t.write_json(output_dir)"
     )
     nb.cells = [params, body]

@@ -8,7 +8,7 @@ import os
 import nbformat
 import pytest
 
-from dpnb import run, sweep
+from dpnb.tools import run, sweep
 
 
 def _notebook(folder, stem, body="", marker=None):
@@ -21,16 +21,16 @@ def _notebook(folder, stem, body="", marker=None):
     )
     params.metadata["tags"] = ["parameters"]
     check = nbformat.v4.new_code_cell(
-        "from dpnb.parameters import check_parameters\n"
+        "from dpnb.book.parameters import check_parameters\n"
         "check_parameters(globals())\n"
         "if not 0 < rate < 1:\n"
         "    raise ValueError(f'rate must lie in (0, 1), got {rate}')"
     )
     touch = f"open({str(marker)!r}, 'a').write('{stem}')\n" if marker else ""
     claims = nbformat.v4.new_code_cell(
-        f"{touch}{body}from dpnb.claims import ClaimTable\n"
-        f"t = ClaimTable('{stem}')\n"
-        "t.add('c1', 'Demo 1', 'scale', '1', f'{scale} {rate} {levels} {label}', 'holds')\n"
+        f"{touch}{body}from dpnb.book.claims import ClaimTable\n"
+        f"t = ClaimTable('{stem}', [('c1', 'Demo 1', 'scale')])\n"
+        "t.add('c1', '1', f'{scale} {rate} {levels} {label}', 'holds')\n"
         "t.write_json(output_dir)"
     )
     nb.cells = [params, check, claims]

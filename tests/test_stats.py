@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy import stats as st
 
-from dpnb.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
+from dpnb.numerics.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
 
 
 def _coverage(make_interval, truth, reps, rng):

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.streams import sklearn_seed, stream
+from dpnb.ground.streams import sklearn_seed, stream
 
 
 def test_same_seed_and_key_give_the_same_stream():

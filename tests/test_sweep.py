@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpnb import sweep
+from dpnb.tools import sweep
 
 CALLS = []
 _CALLS_LOCK = threading.Lock()
@@ -56,12 +56,12 @@ def _notebook(folder):
     params.metadata["tags"] = ["parameters"]
     body = nbformat.v4.new_code_cell(
         "import json, pathlib\n"
-        "from dpnb.claims import ClaimTable\n"
+        "from dpnb.book.claims import ClaimTable\n"
         "if alpha < 0:\n"
         "    raise ValueError('alpha must be non-negative')\n"
         "print('alpha is', alpha)\n"
-        "t = ClaimTable('demo')\n"
-        "t.add('c1', 'Demo Lemma 1', 'alpha bound', '1', str(alpha), 'holds' if alpha <= 1 else 'fails')\n"
+        "t = ClaimTable('demo', [('c1', 'Demo Lemma 1', 'alpha bound')])\n"
+        "t.add('c1', '1', str(alpha), 'holds' if alpha <= 1 else 'fails')\n"
         "t.write_json(output_dir)\n"
         "pathlib.Path(output_dir, 'metrics.json').write_text(json.dumps({'twice': 2 * alpha + seed}))"
     )
@@ -303,9 +303,9 @@ def test_command_line(tmp_path, capsys):
 
 
 def test_module_entry_point(tmp_path):
-    """``python -m dpnb.sweep`` uses the importable module, whose registry the task's module fills."""
+    """``python -m dpnb.tools.sweep`` uses the importable module, whose registry the task's module fills."""
     (tmp_path / "tinytask.py").write_text(
-        "from dpnb.sweep import register\n\n\n@register\ndef half(x, seed):\n"
+        "from dpnb.tools.sweep import register\n\n\n@register\ndef half(x, seed):\n"
         "    print('halving', x)\n    return {'y': 1 / x + seed}\n"
     )
     env = {**os.environ, "PYTHONPATH": str(tmp_path)}
@@ -313,7 +313,7 @@ def test_module_entry_point(tmp_path):
         [
             sys.executable,
             "-m",
-            "dpnb.sweep",
+            "dpnb.tools.sweep",
             "tinytask:half",
             "-p",
             "x=0,2",

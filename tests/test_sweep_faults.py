@@ -11,7 +11,7 @@ import time
 import pandas as pd
 import pytest
 
-from dpnb import sweep
+from dpnb.tools import sweep
 
 RUNS = []
 
@@ -39,7 +39,7 @@ def client():
 def _cli(tmp_path, module: str, source: str, *args, **popen):
     (tmp_path / f"{module}.py").write_text(source)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "FAULT_TEST_DIR": str(tmp_path)}
-    command = [sys.executable, "-m", "dpnb.sweep", *args, "--output", str(tmp_path / "out")]
+    command = [sys.executable, "-m", "dpnb.tools.sweep", *args, "--output", str(tmp_path / "out")]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
 
 
@@ -56,7 +56,7 @@ def _table_matches_records(out):
 KILLER = """
 import os, signal, time
 from pathlib import Path
-from dpnb.sweep import register
+from dpnb.tools.sweep import register
 
 DONE_HERE = 0
 
@@ -126,7 +126,7 @@ def test_an_unusable_record_counts_as_not_run_with_a_warning_naming_it(tmp_path,
 
 SLOW = """
 import time
-from dpnb.sweep import register
+from dpnb.tools.sweep import register
 
 
 @register

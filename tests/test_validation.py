@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.validation import (
+from dpnb.ground.validation import (
     check_array,
     check_bounds,
     check_choice,
@@ -192,7 +192,7 @@ def test_check_random_state():
 
 
 def test_check_integer():
-    from dpnb.validation import check_integer
+    from dpnb.ground.validation import check_integer
 
     assert check_integer(np.int64(3), "k") == 3
     assert check_integer(0, "steps", minimum=0) == 0
@@ -215,7 +215,7 @@ def test_check_array_can_leave_finiteness_to_the_caller():
 
 @pytest.mark.parametrize("value", [-0.5, 2.5, np.nan, np.inf, -np.inf])
 def test_check_matrix_in_box_agrees_with_check_in_box(value):
-    from dpnb.validation import check_matrix_in_box
+    from dpnb.ground.validation import check_matrix_in_box
 
     rng = np.random.default_rng(9)
     low, high = np.array([0.0, -1.0, 0.0]), np.array([1.0, 1.0, 2.0])
@@ -235,7 +235,7 @@ def test_check_matrix_in_box_agrees_with_check_in_box(value):
 
 
 def test_check_sensitivity_refuses_underflow_and_overflow_naming_the_parameter():
-    from dpnb.validation import check_sensitivity
+    from dpnb.ground.validation import check_sensitivity
 
     assert check_sensitivity(1e-300) == 1e-300
     for value, word in ((0.0, "narrow"), (1e-310, "narrow"), (np.inf, "wide")):
@@ -244,7 +244,7 @@ def test_check_sensitivity_refuses_underflow_and_overflow_naming_the_parameter()
 
 
 def test_check_release_range_refuses_a_release_that_can_overflow():
-    from dpnb.validation import check_release_range
+    from dpnb.ground.validation import check_release_range
 
     check_release_range(1e300, 1e300)  # 1e300 + 1024e300 is finite
     check_release_range(np.array([1.0, 2.0]), np.array([0.0, 1.0]))  # scale 0: no noise
@@ -256,7 +256,7 @@ def test_check_release_range_refuses_a_release_that_can_overflow():
 
 
 def test_check_data_in_bounds_checks_the_box_and_the_data():
-    from dpnb.validation import check_data_in_bounds
+    from dpnb.ground.validation import check_data_in_bounds
 
     X = np.array([[0.0, 1.0], [0.5, -1.0]])
     out, low, high = check_data_in_bounds(X, (-1.0, (1.0, 2.0)))

@@ -1,0 +1,213 @@
+"""Claims tables: what a paper states, what we measured, and the verdict.
+
+Each notebook declares its claims once, at the top of its Claims section, as a
+:class:`ClaimTable` of ``(id, source, statement)`` rows, and shows that table
+(:meth:`ClaimTable.show_claims`); each experiment then records what was expected, what was
+measured and the verdict for its ids (:meth:`ClaimTable.add`). The notebook shows the filled
+table at the end and writes it as JSON; ``make run``
+gathers every notebook's file into ``results/claims.json`` with :func:`collect`. The JSON
+keys are a stable interface read by tests and reports: ``notebook``, ``id``, ``source``,
+``statement``, ``expected``, ``measured``, ``verdict``.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from dpnb.book.report import markdown_table, show_markdown
+
+VERDICTS = ("holds", "fails", "corrected", "not-reproduced")
+KEYS = ("notebook", "id", "source", "statement", "expected", "measured", "verdict")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One audited claim. All fields are text; numbers are formatted by the caller."""
+
+    notebook: str
+    id: str
+    source: str
+    statement: str
+    expected: str
+    measured: str
+    verdict: str
+
+    def __post_init__(self):
+        for key in KEYS:
+            value = getattr(self, key)
+            if not isinstance(value, str) or not value.strip():
+                raise ValueError(f"claim field {key!r} must be a non-empty string, got {value!r}")
+        if self.verdict not in VERDICTS:
+            raise ValueError(f"verdict must be one of {VERDICTS}, got {self.verdict!r}")
+
+
+class ClaimTable:
+    """The claims of one notebook: declared once, each then given its verdict.
+
+    Parameters
+    ----------
+    notebook : str
+        The notebook's file stem (e.g. ``"dppro"``).
+    claims : sequence of (id, source, statement)
+        What the paper states, in the order the Claims section lists it; Markdown (with math) in
+        ``source`` and ``statement`` is shown as written.
+    """
+
+    def __init__(self, notebook: str, claims=()):
+        if not isinstance(notebook, str) or not notebook.strip():
+            raise ValueError("notebook must be the notebook's file stem, e.g. 'dppro'")
+        self.notebook = notebook
+        self._declared: dict[str, tuple[str, str]] = {}
+        for row in claims:
+            if not isinstance(row, (tuple, list)) or len(row) != 3:
+                raise ValueError(f"each declared claim must be (id, source, statement), got {row!r}")
+            claim_id, source, statement = row
+            for key, value in (("id", claim_id), ("source", source), ("statement", statement)):
+                if not isinstance(value, str) or not value.strip():
+                    raise ValueError(f"claim field {key!r} must be a non-empty string, got {value!r}")
+            if claim_id in self._declared:
+                raise ValueError(f"claim id {claim_id!r} is declared twice in {notebook!r}; ids must be unique")
+            self._declared[claim_id] = (source, statement)
+        self._claims: dict[str, Claim] = {}
+
+    def show_claims(self) -> None:
+        """Show the declared claims as a Markdown table: id | source | statement."""
+        rows = [{"id": i, "source": s, "statement": st} for i, (s, st) in self._declared.items()]
+        show_markdown(markdown_table(rows, columns=("id", "source", "statement")))
+
+    def add(self, id: str, expected: str, measured: str, verdict: str) -> Claim:
+        """Give the declared claim ``id`` its expected value, measurement and verdict (once)."""
+        if id not in self._declared:
+            raise ValueError(
+                f"claim {id!r} is not declared in {self.notebook!r}; declare it in the ClaimTable first "
+                f"(declared: {', '.join(self._declared) or 'none'})"
+            )
+        if id in self._claims:
+            raise ValueError(f"claim id {id!r} was already added to {self.notebook!r}; ids must be unique")
+        claim = Claim(self.notebook, id, *self._declared[id], expected, measured, verdict)
+        self._claims[id] = claim
+        return claim
+
+    def missing(self) -> list[str]:
+        """Declared ids that have no verdict yet, in declaration order."""
+        return [i for i in self._declared if i not in self._claims]
+
+    def __len__(self) -> int:
+        return len(self._claims)
+
+    def __getitem__(self, id: str) -> Claim:
+        return self._claims[id]
+
+    def records(self) -> list[dict]:
+        """The claims as dicts with the stable keys, in declaration order."""
+        return [{k: asdict(self._claims[i])[k] for k in KEYS} for i in self._declared if i in self._claims]
+
+    def counts(self) -> dict[str, int]:
+        """Number of claims per verdict."""
+        return {v: sum(c.verdict == v for c in self._claims.values()) for v in VERDICTS}
+
+    def show(self, *ids: str) -> None:
+        """Print the verdict of each claim in ``ids`` (all claims if none), one line each, in one write."""
+        lines = []
+        for claim_id in ids or tuple(i for i in self._declared if i in self._claims):
+            if claim_id not in self._claims:
+                raise KeyError(f"no claim {claim_id!r} in {self.notebook!r}; add it first")
+            lines.append(f"claim {claim_id}: {self._claims[claim_id].verdict}\n")
+        print("".join(lines), end="")
+
+    def to_markdown(self) -> str:
+        """A Markdown table: id | source | statement | expected | measured | verdict."""
+        return markdown_table(self.records(), columns=KEYS[1:])
+
+    def write_json(self, path) -> None:
+        """Write the claims to ``path`` (a ``.json`` file, or a directory to hold ``claims.json``).
+
+        Every declared claim must have its verdict by then. Returns nothing, so that it can end a
+        notebook cell without printing a path.
+        """
+        if self.missing():
+            raise ValueError(
+                f"claims declared in {self.notebook!r} but never given a verdict: {', '.join(self.missing())}"
+            )
+        path = Path(path)
+        if path.suffix != ".json":
+            path = path / "claims.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(self.records(), indent=2) + "\n")
+
+
+def read_claims(path) -> list[dict]:
+    """Read and validate a claims JSON file written by :meth:`ClaimTable.write_json`."""
+    path = Path(path)
+    try:
+        records = json.loads(path.read_text())
+    except FileNotFoundError:
+        raise FileNotFoundError(f"no claims file at {path}; run the notebook first") from None
+    except json.JSONDecodeError as exc:
+        raise ValueError(f"{path} is not valid JSON: {exc}") from None
+    if not isinstance(records, list):
+        raise ValueError(f"{path} must hold a JSON list of claims")
+    for record in records:
+        if not isinstance(record, dict) or tuple(record) != KEYS:
+            raise ValueError(f"{path}: every claim must have exactly the keys {KEYS}, got {record!r}")
+        Claim(**record)  # validates the verdict and non-empty fields
+    return records
+
+
+def collect(paths) -> list[dict]:
+    """Concatenate several claims files (in the given order) into one list."""
+    out = []
+    for p in paths:
+        out.extend(read_claims(p))
+    return out
+
+
+def verdict_differences(claims, expected_dir) -> list[str]:
+    """Where gathered claims disagree with the committed verdicts ``expected_dir/<notebook>.json``.
+
+    ``claims`` is a list of claim records (:func:`read_claims`, or a run's gathered
+    ``claims.json``); each notebook among them is compared with its file of ``{id: verdict}``.
+    A notebook without a committed file, a claim missing on either side, or another verdict is
+    one line each; an empty list means every verdict is the committed one.
+    """
+    expected_dir = Path(expected_dir)
+    by_notebook: dict[str, dict[str, str]] = {}
+    for record in claims:
+        by_notebook.setdefault(record["notebook"], {})[record["id"]] = record["verdict"]
+    problems = []
+    for notebook, got in sorted(by_notebook.items()):
+        path = expected_dir / f"{notebook}.json"
+        if not path.is_file():
+            problems.append(f"{notebook}: no committed verdicts at {path.name}")
+            continue
+        want = json.loads(path.read_text())
+        for claim_id in sorted(set(want) | set(got)):
+            if want.get(claim_id) != got.get(claim_id):
+                problems.append(f"{notebook}/{claim_id}: committed {want.get(claim_id)}, measured {got.get(claim_id)}")
+    return problems
+
+
+def main(argv=None) -> int:
+    """``python -m dpnb.book.claims CLAIMS.json EXPECTED_DIR``: compare a run's verdicts with committed ones."""
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Compare a run's verdicts with the committed ones")
+    parser.add_argument("claims", help="a run's gathered claims.json (results/claims.json)")
+    parser.add_argument("expected", help="folder of <notebook>.json verdict files (tests/expected_verdicts/paper)")
+    args = parser.parse_args(argv)
+    try:
+        problems = verdict_differences(read_claims(args.claims), args.expected)
+    except (OSError, ValueError) as exc:
+        parser.exit(2, f"error: {exc}\n")
+    for line in problems:
+        print(line)
+    print(f"{len(problems)} verdict(s) differ" if problems else "every verdict is the committed one")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    import sys
+
+    sys.exit(main())

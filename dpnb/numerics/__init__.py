@@ -1,0 +1,3 @@
+"""Numerics: small linear algebra, confidence intervals, the one-pass Gram matrix, Bingham
+sampling and utility metrics. No privacy accounting here; these modules stand on :mod:`dpnb.ground`.
+"""

@@ -1,0 +1,645 @@
+"""PCA-Gauss: PCA coupled with a Gaussian generative model (Chanyaswad, Liu, Mittal 2017).
+
+arXiv 1709.00054 v1/v2, "Coupling Dimensionality Reduction with Generative Model for
+Non-Interactive Private Data Release". Data rows ``x`` lie in a public box ``bounds = (low,
+high)`` (the paper's ``[-a, a]^M``); neighbouring datasets differ by *replacing* one row (the
+paper's bounded notion, Remark 1); sensitivities are L1 and noise is Laplace (pure epsilon-DP),
+except for Analyze-Gauss, which is Gaussian ((epsilon, delta)-DP). The paper's symbols: ``N``
+records (``n_samples``), ``M`` features (``n_features``), ``K`` components (``n_components``).
+
+What is implemented, and where it departs from the paper (each departure is derived and
+audited in ``notebooks/pca_gauss.md``); ``calibration="paper"`` switches to the paper's
+(reconstructed) values where they differ:
+
+* :func:`second_moment_sensitivity` -- Proposition 3 for the second-moment matrix
+  ``(1/N) X^T X``, for per-coordinate bounds, for the upper triangle that symmetric noise
+  needs (``((sum c)^2 + sum c^2) / (2N)``) or for the full matrix (``(sum c)^2 / N``).
+* :func:`eigenvalue_sensitivity` -- Theorem 4 (Algorithm 1): when the PCA basis comes from the
+  same data, the released ``K x K`` covariance is ``diag(lambda_1..lambda_K) / M``; by
+  Lidskii's inequality its L1 sensitivity is ``min(K, 2) a^2 / N`` (the paper: ``K a^2 / N``).
+* :func:`lap_pca` (Section VII), :func:`analyze_gauss_pca` (Dwork et al. 2014, with the
+  replace-one sensitivity ``sqrt(2) r^2``) and :func:`public_pca` give the independently derived
+  bases that Algorithms 2 and 3 need; the "adaptation of Blocki et al." baseline uses
+  :func:`dpnb.papers.dppro.gaussian_projection` (the rescaling of Lemma 1 removes its scale).
+* :class:`PCAGauss` -- Algorithms 1-3. Algorithm 3 (GMM) is released *jointly* from noisy
+  class counts, class sums and class second-moment sums with data-independent noise, because
+  the paper's per-class mean/covariance release (Theorem 6) under-states the sensitivity of the
+  mean-centred class covariance by a factor of about 4 and scales the noise by the private
+  class sizes.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from dpnb.ground.validation import (
+    MAX_SAMPLES,
+    check_array,
+    check_bounds,
+    check_choice,
+    check_data_in_bounds,
+    check_epsilon,
+    check_fraction,
+    check_in_box,
+    check_integer,
+    check_n_components,
+    check_positive,
+    check_release_range,
+    check_row_norms,
+    check_sensitivity,
+)
+from dpnb.numerics.linalg import gaussian_draws, project_psd, top_eigenvectors
+from dpnb.privacy.estimator import PrivateEstimator, split_budget
+from dpnb.privacy.exact_noise import check_noise
+from dpnb.privacy.mechanisms import (
+    laplace_mechanism,
+    symmetric_gaussian_mechanism,
+    symmetric_laplace_mechanism,
+)
+
+MODES = ("unsupervised", "supervised", "gmm")
+CALIBRATIONS = ("corrected", "paper")
+
+
+# --------------------------------------------------------------------------------------
+# Public bounds
+# --------------------------------------------------------------------------------------
+def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
+    """``c_j = max(|low_j|, |high_j|)``: the bound on ``|x_j|`` that every sensitivity below uses.
+
+    ``bounds`` is validated by :func:`dpnb.ground.validation.check_bounds` (finite, ``low < high``).
+    """
+    low, high = check_bounds(bounds, n_features)
+    c = np.maximum(np.abs(low), np.abs(high))
+    with np.errstate(over="ignore"):
+        too_wide = not np.isfinite(c.sum() ** 2)
+    if too_wide:
+        raise ValueError(
+            "bounds are too wide: the second-moment sensitivity (sum of the coordinate bounds)^2 "
+            "overflows; rescale the data to a smaller public box"
+        )
+    return c
+
+
+def _check_range(magnitude, sensitivity, epsilon) -> None:
+    """Refuse (naming ``bounds``) a Laplace release of values up to ``magnitude`` that could overflow float64."""
+    with np.errstate(over="ignore"):
+        scale = sensitivity / epsilon
+    check_release_range(magnitude, scale)
+
+
+def _check_calibration(calibration) -> str:
+    return check_choice(calibration, "calibration", CALIBRATIONS)
+
+
+# --------------------------------------------------------------------------------------
+# Sensitivities
+# --------------------------------------------------------------------------------------
+def second_moment_sensitivity(coordinate_bound, n_samples, *, part: str = "upper") -> float:
+    """L1 sensitivity of ``(1/N) sum_i x_i x_i^T`` when ``|x_j| <= c_j`` (Proposition 3, corrected form).
+
+    Parameters
+    ----------
+    coordinate_bound : array_like of shape (M,)
+        Public bound ``c_j > 0`` on each coordinate of a row (:func:`coordinate_bounds`).
+    n_samples : int
+        ``N``, public (bounded, replace-one neighbours).
+    part : {"upper", "full"}
+        ``"upper"``: the upper triangle incl. the diagonal, ``((sum c)^2 + sum c^2) / (2N)`` -- what
+        symmetric noise needs. ``"full"``: the whole matrix, ``(sum c)^2 / N`` (for ``c_j = a`` the
+        paper's ``M^2 a^2 / N``). Both are attained by ``x = c``, ``x' = 0``.
+    """
+    c = check_array(coordinate_bound, ndim=1, name="coordinate_bound")
+    if np.any(c <= 0):
+        raise ValueError("coordinate_bound must be > 0 in every coordinate")
+    n = check_integer(n_samples, "n_samples")
+    s1, s2 = c.sum(), (c**2).sum()
+    if part == "upper":
+        return check_sensitivity((s1**2 + s2) / (2 * n))
+    if part == "full":
+        return check_sensitivity(s1**2 / n)
+    raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+
+
+def eigenvalue_sensitivity(
+    n_components, n_samples, bounds=(-1.0, 1.0), *, n_features=None, calibration: str = "corrected"
+) -> float:
+    """L1 sensitivity of the top-``K`` eigenvalues of ``(1/(N M)) X^T X`` (Theorem 4).
+
+    These are the diagonal of Algorithm 1's PCA-induced covariance after the rescaling of
+    Lemma 1. With ``a^2 = mean_j c_j^2`` (``a`` itself for the cube ``[-a, a]^M``), Weyl bounds
+    each eigenvalue change by ``a^2 / N`` and Lidskii bounds their sum by the nuclear norm
+    ``(|x|^2 + |x'|^2) / (N M) <= 2 a^2 / N``: ``"corrected"`` gives ``min(K, 2) a^2 / N``,
+    ``"paper"`` the (valid, looser) reconstructed ``K a^2 / N``.
+    """
+    k = check_integer(n_components, "n_components")
+    n = check_integer(n_samples, "n_samples")
+    a2 = float(np.mean(coordinate_bounds(bounds, n_features) ** 2))
+    factor = min(k, 2) if _check_calibration(calibration) == "corrected" else k
+    return check_sensitivity(factor * a2 / n)
+
+
+def gmm_sensitivities(n_components, bound=1.0) -> dict:
+    """L1 sensitivities of the joint per-class statistics released by corrected Algorithm 3.
+
+    For rows ``z`` in ``[-a, a]^K`` with a class label, replacing one record (features and label
+    may both change) moves: the class-count vector by at most 2; the stacked class sums by at
+    most ``2 K a``; the stacked upper triangles of the class second-moment sums by at most
+    ``K (K + 1) a^2`` (a record that changes class removes one triangle and adds another).
+    None of them depends on the private class sizes.
+    """
+    k = check_integer(n_components, "n_components")
+    a = check_positive(bound, "bound")
+    second = check_sensitivity(k * (k + 1) * a**2)
+    return {"counts": 2.0, "sums": check_sensitivity(2.0 * k * a), "second_moments": second}
+
+
+# --------------------------------------------------------------------------------------
+# Features and independently derived bases
+# --------------------------------------------------------------------------------------
+def feature_scale(basis, bounds=(-1.0, 1.0)) -> float:
+    """Public constant ``s`` with ``|w_k^T x| / s <= a`` for every ``x`` in the box (Lemma 1).
+
+    ``s = max_k sum_j |w_jk| c_j / a`` with ``a = max_j c_j``: for the cube ``[-a, a]^M`` it is
+    ``max_k ||w_k||_1``, the exact range of the projected features, at most ``sqrt(M)`` for unit
+    columns (Lemma 1's bound, by Cauchy-Schwarz). It depends only on the basis and the public
+    bounds, so it is data-independent whenever the basis is.
+    """
+    W = check_array(basis, ndim=2, name="basis")
+    c = coordinate_bounds(bounds, W.shape[0])
+    scale = float((np.abs(W) * c[:, None]).sum(axis=0).max() / c.max())
+    if scale == 0:
+        raise ValueError("basis has only zero columns; pass a basis with nonzero columns")
+    return scale
+
+
+def reduce_features(X, basis, *, bounds=(-1.0, 1.0)) -> np.ndarray:
+    """Project rows of ``X`` (in the box, else rejected) onto ``basis`` and rescale into ``[-a, a]^K``.
+
+    ``a = max_j c_j`` (:func:`coordinate_bounds`); the scale is :func:`feature_scale`.
+    """
+    X = check_array(X, name="X")
+    low, high = check_bounds(bounds, X.shape[1])
+    X = check_in_box(X, low, high)
+    W = _check_basis(basis, X.shape[1], None)
+    return X @ W / feature_scale(W, (low, high))
+
+
+def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None, noise="float") -> np.ndarray:
+    """LapPCA (Section VII): top-``K`` eigenvectors of a Laplace-noised second-moment matrix.
+
+    Steps: ``C = X^T X / N`` (Eq. 2, data assumed centred about the public origin), symmetric
+    Laplace noise with the upper-triangle sensitivity (``M (M + 1) a^2 / (2 N)`` for the cube,
+    :func:`second_moment_sensitivity`), then the top-``K`` eigenvectors, not singular vectors (the paper says "SVD";
+    singular vectors of a noisy indefinite matrix can pick a large negative eigenvalue instead).
+    epsilon-DP; ``epsilon=inf`` gives the exact PCA. Rows outside the box are rejected; bounds so
+    wide (or epsilon so small) that the noisy matrix could overflow, or so narrow that the
+    sensitivity underflows, are refused naming ``bounds``.
+
+    ``noise="float"`` (default): numpy's floating-point Laplace noise; ``noise="exact"``: exact
+    discrete Laplace noise on a grid (:func:`dpnb.privacy.mechanisms.symmetric_laplace_mechanism`).
+
+    Returns
+    -------
+    ndarray of shape (M, K), orthonormal columns.
+    """
+    X = check_array(X, name="X", min_rows=1)
+    low, high = check_bounds(bounds, X.shape[1])
+    X = check_in_box(X, low, high)
+    n, m = X.shape
+    k = check_n_components(n_components, m)
+    c = coordinate_bounds((low, high))
+    sens = second_moment_sensitivity(c, n)
+    _check_range(c.max() ** 2, sens, check_epsilon(epsilon))  # entries of X^T X / N are at most max c_j^2
+    noisy = symmetric_laplace_mechanism(X.T @ X / n, sens, epsilon, random_state=random_state, noise=noise)
+    return top_eigenvectors(noisy, k)[1]
+
+
+def analyze_gauss_pca(
+    X,
+    n_components,
+    epsilon,
+    delta,
+    *,
+    data_norm=1.0,
+    calibration="corrected",
+    gaussian="analytic",
+    random_state=None,
+    noise="float",
+) -> np.ndarray:
+    """Analyze-Gauss PCA (Dwork, Talwar, Thakurta, Zhang 2014): symmetric Gaussian noise on ``X^T X``.
+
+    Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise). Under replace-one
+    neighbours the upper triangle of ``x x^T - x' x'^T`` has L2 norm at most ``sqrt(2) r^2``
+    (attained by two orthogonal rows of norm ``r``): ``calibration="corrected"``. Dwork et al.'s
+    ``r^2`` (their add/remove-one value) is ``calibration="paper"``. ``gaussian`` selects the
+    Gaussian calibration, ``"analytic"`` or ``"classic"`` (refused for epsilon >= 1).
+    (epsilon, delta)-DP.
+
+    ``noise="float"`` (default): numpy's floating-point Gaussian noise; ``noise="exact"``: exact
+    discrete Gaussian noise on a grid (:func:`dpnb.privacy.mechanisms.symmetric_gaussian_mechanism`), whose
+    sigma comes from the zCDP bound, so ``gaussian`` no longer applies.
+
+    Returns
+    -------
+    ndarray of shape (M, K), orthonormal columns.
+    """
+    r = check_positive(data_norm, "data_norm")
+    X = check_row_norms(check_array(X, name="X"), r)
+    k = check_n_components(n_components, X.shape[1])
+    factor = np.sqrt(2.0) if _check_calibration(calibration) == "corrected" else 1.0
+    noisy = symmetric_gaussian_mechanism(
+        X.T @ X, factor * r**2, epsilon, delta, calibration=gaussian, random_state=random_state, noise=noise
+    )
+    return top_eigenvectors(noisy, k)[1]
+
+
+def public_pca(X_public, n_components) -> np.ndarray:
+    """PubPCA: top-``K`` eigenvectors of the second moment of public data (no privacy cost).
+
+    Only valid when ``X_public`` is genuinely public, or a part of the data set aside at random
+    before release (parallel composition: its rows are then not protected by the release).
+    """
+    X = check_array(X_public, name="X_public", min_rows=2)
+    k = check_n_components(n_components, X.shape[1])
+    return top_eigenvectors(X.T @ X / X.shape[0], k)[1]
+
+
+def pca_spectrum(X) -> np.ndarray:
+    """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances)."""
+    X = check_array(X, name="X")
+    return np.linalg.eigvalsh(X.T @ X / X.shape[0] / X.shape[1])[::-1]
+
+
+def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
+    """``(Z^T Z / N, mean of Z)`` for ``Z = X W``, computed afresh from ``X`` on every call.
+
+    Through the Gram matrix (``W^T (X^T X / N) W``) when forming it costs no more than forming
+    ``Z^T Z`` (``2 K >= M``: ``N M^2`` against ``2 N M K`` flops), otherwise from ``Z`` itself. No
+    moment of the data is kept between calls (a cache of private statistics would outlive the
+    release and could be served for another dataset).
+    """
+    if 2 * W.shape[1] >= W.shape[0]:
+        gram = X.T @ X / X.shape[0]
+        return W.T @ gram @ W, X.mean(axis=0) @ W
+    Z = X @ W
+    return Z.T @ Z / X.shape[0], Z.mean(axis=0)
+
+
+# --------------------------------------------------------------------------------------
+# Algorithms 1-3
+# --------------------------------------------------------------------------------------
+class PCAGauss(TransformerMixin, PrivateEstimator):
+    """PCA-Gauss Algorithms 1-3: a differentially private Gaussian (mixture) model in a PCA space.
+
+    Parameters
+    ----------
+    n_components : int
+        ``K``, the reduced dimension.
+    epsilon : float
+        Budget of this release, pure epsilon-DP (a basis's own budget, if any, is separate:
+        serial composition). ``numpy.inf``: no noise.
+    mode : {"unsupervised", "supervised", "gmm"}
+        Algorithm 1, 2 or 3.
+    basis : array_like of shape (M, K), optional
+        An independently derived basis (:func:`lap_pca`, :func:`analyze_gauss_pca`,
+        :func:`public_pca`, :func:`dpnb.papers.dppro.gaussian_projection`, or the identity for "no
+        reduction"). Required for "supervised" and "gmm". For "unsupervised", None means
+        Algorithm 1 proper: PCA of the same data, releasing only the noisy top-``K`` eigenvalues
+        (Theorem 4, :func:`eigenvalue_sensitivity`); the basis itself is *not* released, so
+        samples live in the private PCA coordinates and there is no ``components_`` nor
+        :meth:`transform`.
+    bounds : tuple (low, high)
+        Public box of the rows of ``X`` (scalars or per-feature arrays); rows outside it are
+        rejected. The paper's ``[-a, a]^M`` is ``(-a, a)``.
+    label_bound : float
+        Public ``b`` for "supervised": ``y`` must lie in ``[-b, b]`` (rejected otherwise).
+    n_classes : int
+        Public number of classes for "gmm"; labels must be integers in ``[0, n_classes)``.
+    mean_fraction : float, optional
+        Share of ``epsilon`` spent on the mean (class sums/means for "gmm"). Default: 0 for
+        "unsupervised" and "supervised" (the paper's zero-mean model, data assumed centred
+        about the public origin), 0.1 for "gmm" (the paper's split). Must be 0 for Algorithm 1
+        with a data-derived basis (a mean in a data-dependent basis has no O(1/N) sensitivity).
+    count_fraction : float
+        Share of ``epsilon`` spent on the class counts ("gmm", corrected calibration only).
+    calibration : {"corrected", "paper"}
+        ``"corrected"``: the sensitivities derived in the notebook (Algorithm 1 ``min(K, 2) a^2/N``,
+        Algorithm 2 the upper-triangle Proposition 3, Algorithm 3 the joint release).
+        ``"paper"``: the paper's reconstructed values (Algorithm 1 ``K a^2 / N``, Algorithm 2
+        ``(K^2 + 4K + 1) a^2 / N``, Algorithm 3 per class ``2Ka/N_c`` and ``K^2 a^2 / N_c`` with
+        the exact class sizes) -- **not** differentially private for "gmm"; for audits only.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Laplace noise (its set of possible outputs
+        depends on the data, Mironov 2012); ``"exact"``: exact discrete Laplace noise on a grid
+        (:func:`dpnb.privacy.mechanisms.laplace_mechanism` and its symmetric variant), DP as stated.
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    budget_ : dict
+        Statistic -> ``(epsilon_i, 0.0)``; they add up to ``(epsilon, 0)``.
+    sensitivity_ : dict
+        Statistic -> the L1 sensitivity its Laplace noise used.
+    n_features_in_ : int
+    components_ : ndarray of shape (K, M)
+        The public basis (transposed); only with ``basis`` given.
+    mean_, covariance_ : ndarray
+        The private model ("unsupervised"/"supervised"; for "supervised" the label is the last
+        coordinate).
+    class_weights_, class_means_, class_covariances_ : ndarray
+        The private mixture ("gmm").
+    """
+
+    def __init__(
+        self,
+        n_components=2,
+        epsilon=1.0,
+        *,
+        mode="unsupervised",
+        basis=None,
+        bounds=(-1.0, 1.0),
+        label_bound=1.0,
+        n_classes=None,
+        mean_fraction=None,
+        count_fraction=0.05,
+        calibration="corrected",
+        noise="float",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.mode = mode
+        self.basis = basis
+        self.bounds = bounds
+        self.label_bound = label_bound
+        self.n_classes = n_classes
+        self.mean_fraction = mean_fraction
+        self.count_fraction = count_fraction
+        self.calibration = calibration
+        self.noise = noise
+        self.random_state = random_state
+
+    # -- fitting ------------------------------------------------------------------------
+    def fit(self, X, y=None):
+        """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self.
+
+        "unsupervised" accepts and ignores ``y``.
+        """
+        epsilon = self._check_privacy(needs_delta=False)[0]
+        settings = self._check_settings()
+        X, low, high = check_data_in_bounds(X, self.bounds, min_rows=2)
+        n, m = X.shape
+        k = check_n_components(self.n_components, m)
+        state = {"n_features_in_": m, "_bound": float(coordinate_bounds((low, high)).max())}
+        if self.basis is not None:
+            W = _check_basis(self.basis, m, k)
+            state.update(components_=W.T, _scale=feature_scale(W, (low, high)))
+        if self.mode != "unsupervised":
+            y = self._check_y(y, n, categorical=self.mode == "gmm")
+        state["_rng"] = self._make_rng()
+        if self.mode == "unsupervised" and self.basis is None:
+            self._fit_same_data_pca(state, X, k, epsilon, (low, high))
+        elif self.mode == "unsupervised":
+            reduced = _reduced_moments(X, W / state["_scale"])
+            self._fit_gaussian(state, reduced, n, np.full(k, state["_bound"]), epsilon, settings["mean"])
+        elif self.mode == "supervised":
+            bounds = np.append(np.full(k, state["_bound"]), float(self.label_bound))
+            Z = np.column_stack([X @ W / state["_scale"], y])
+            self._fit_gaussian(state, (Z.T @ Z / n, Z.mean(axis=0)), n, bounds, epsilon, settings["mean"])
+        elif self.calibration == "corrected":
+            self._fit_gmm(state, X @ W / state["_scale"], y, epsilon, settings)
+        else:
+            self._fit_gmm_paper(state, X @ W / state["_scale"], y, epsilon, settings["mean"])
+        vars(self).update(state)  # all at once, at the end
+        return self
+
+    def _check_settings(self) -> dict:
+        """Validate the non-privacy parameters; returns the resolved budget fractions."""
+        check_choice(self.mode, "mode", MODES)
+        _check_calibration(self.calibration)
+        check_noise(self.noise)
+        check_integer(self.n_components, "n_components")
+        check_positive(self.label_bound, "label_bound")
+        if self.mode in ("supervised", "gmm") and self.basis is None:
+            raise ValueError(
+                f"mode={self.mode!r} needs an independently derived basis (Proposition 4): pass "
+                "basis=lap_pca(...), analyze_gauss_pca(...), public_pca(...) or a projection"
+            )
+        if self.mode == "gmm":
+            if self.n_classes is None:
+                raise ValueError("mode='gmm' needs n_classes, the public number of classes")
+            if check_integer(self.n_classes, "n_classes") < 2:
+                raise ValueError("n_classes must be >= 2 for mode='gmm'")
+        elif self.n_classes is not None:
+            raise ValueError("n_classes is only used with mode='gmm'; leave it None")
+        default_mean = 0.1 if self.mode == "gmm" else 0.0
+        mean = check_fraction(default_mean if self.mean_fraction is None else self.mean_fraction, "mean_fraction")
+        count = check_fraction(self.count_fraction, "count_fraction")
+        counted = self.mode == "gmm" and self.calibration == "corrected"
+        if mean + (count if counted else 0.0) >= 1:
+            raise ValueError("mean_fraction + count_fraction must be < 1 so the covariance gets some budget")
+        if self.mode == "gmm" and (mean == 0 or (counted and count == 0)):
+            raise ValueError("mode='gmm' releases class sums and counts: mean_fraction and count_fraction must be > 0")
+        if self.mode == "unsupervised" and self.basis is None and mean > 0:
+            raise ValueError(
+                "Algorithm 1 with a data-derived basis releases no mean: set mean_fraction=0 "
+                "or pass an independent basis"
+            )
+        return {"mean": mean, "count": count}
+
+    def _fit_same_data_pca(self, state, X, k, epsilon, bounds):
+        n, m = X.shape
+        eigenvalues = pca_spectrum(X)[:k]
+        sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, calibration=self.calibration)
+        _check_range(state["_bound"] ** 2, sens, epsilon)  # eigenvalues of X^T X / (N M) are at most max c_j^2
+        noisy = np.atleast_1d(
+            laplace_mechanism(eigenvalues, sens, epsilon, random_state=state["_rng"], noise=self.noise)
+        )
+        state["budget_"] = split_budget(epsilon, 0.0, {"eigenvalues": 1.0})
+        state["sensitivity_"] = {"eigenvalues": sens}
+        state["mean_"] = np.zeros(k)
+        state["covariance_"] = np.diag(np.maximum(noisy, 0.0))
+
+    def _fit_gaussian(self, state, moments, n, bounds, epsilon, mean_fraction):
+        """Algorithms 1 (fixed basis) and 2: Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of Z)``."""
+        second_moment, mean_z = moments
+        k = second_moment.shape[0] - (self.mode == "supervised")
+        fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
+        state["budget_"] = split_budget(epsilon, 0.0, fractions)
+        if self.calibration == "paper" and self.mode == "supervised":
+            sens_cov = (k**2 + 4 * k + 1) * state["_bound"] ** 2 / n  # Theorem 5 (reconstructed), b = a
+        else:
+            sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
+        _check_range(bounds.max() ** 2, sens_cov, state["budget_"]["second_moment"][0])
+        if mean_fraction:
+            _check_range(bounds.max(), 2.0 * bounds.sum() / n, state["budget_"]["mean"][0])
+        second = symmetric_laplace_mechanism(
+            second_moment, sens_cov, state["budget_"]["second_moment"][0], random_state=state["_rng"], noise=self.noise
+        )
+        state["sensitivity_"] = {"second_moment": sens_cov}
+        mean = np.zeros(second_moment.shape[0])
+        if mean_fraction:
+            sens_mean = 2.0 * bounds.sum() / n
+            mean = np.clip(
+                laplace_mechanism(
+                    mean_z, sens_mean, state["budget_"]["mean"][0], random_state=state["_rng"], noise=self.noise
+                ),
+                -bounds,
+                bounds,
+            )
+            state["sensitivity_"]["mean"] = sens_mean
+        state["mean_"] = mean
+        state["covariance_"] = project_psd(second - np.outer(mean, mean))
+
+    def _fit_gmm(self, state, Z, y, epsilon, fractions):
+        k, c = Z.shape[1], self.n_classes
+        sens = gmm_sensitivities(k, state["_bound"])
+        state["budget_"] = split_budget(
+            epsilon,
+            0.0,
+            {
+                "counts": fractions["count"],
+                "sums": fractions["mean"],
+                "second_moments": 1.0 - fractions["count"] - fractions["mean"],
+            },
+        )
+        n, a = Z.shape[0], state["_bound"]
+        for name, magnitude in (("counts", n), ("sums", n * a), ("second_moments", n * a * a)):
+            _check_range(magnitude, sens[name], state["budget_"][name][0])  # public worst cases
+        onehot = np.eye(c)[y]
+        counts = laplace_mechanism(
+            onehot.sum(axis=0),
+            sens["counts"],
+            state["budget_"]["counts"][0],
+            random_state=state["_rng"],
+            noise=self.noise,
+        )
+        sums = laplace_mechanism(
+            onehot.T @ Z, sens["sums"], state["budget_"]["sums"][0], random_state=state["_rng"], noise=self.noise
+        )
+        second = [
+            symmetric_laplace_mechanism(
+                Z[y == j].T @ Z[y == j],
+                sens["second_moments"],
+                state["budget_"]["second_moments"][0],
+                random_state=state["_rng"],
+                noise=self.noise,
+            )
+            for j in range(c)
+        ]
+        state["sensitivity_"] = sens
+        sizes = np.maximum(counts, 1.0)
+        state["class_means_"] = np.clip(sums / sizes[:, None], -state["_bound"], state["_bound"])
+        state["class_covariances_"] = np.stack(
+            [project_psd(second[j] / sizes[j] - np.outer(mu, mu)) for j, mu in enumerate(state["class_means_"])]
+        )
+        weights = np.maximum(counts, 0.0)
+        state["class_weights_"] = weights / weights.sum() if weights.sum() > 0 else np.full(c, 1.0 / c)
+
+    def _fit_gmm_paper(self, state, Z, y, epsilon, mean_fraction):
+        """Theorem 6 as stated (reconstructed): per class, noise scaled by the private ``N_c``. Not DP."""
+        k, c, a = Z.shape[1], self.n_classes, state["_bound"]
+        state["budget_"] = split_budget(
+            epsilon, 0.0, {"class_means": mean_fraction, "class_covariances": 1.0 - mean_fraction}
+        )
+        sizes = np.bincount(y, minlength=c).astype(float)
+        state["sensitivity_"] = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
+        means, covariances = [], []
+        for j in range(c):
+            Zj = Z[y == j]
+            mu = Zj.mean(axis=0)
+            means.append(
+                np.clip(
+                    laplace_mechanism(
+                        mu,
+                        state["sensitivity_"]["class_means"][j],
+                        state["budget_"]["class_means"][0],
+                        random_state=state["_rng"],
+                        noise=self.noise,
+                    ),
+                    -a,
+                    a,
+                )
+            )
+            cov = (Zj - mu).T @ (Zj - mu) / len(Zj)
+            covariances.append(
+                project_psd(
+                    symmetric_laplace_mechanism(
+                        cov,
+                        state["sensitivity_"]["class_covariances"][j],
+                        state["budget_"]["class_covariances"][0],
+                        random_state=state["_rng"],
+                        noise=self.noise,
+                    )
+                )
+            )
+        state["class_means_"], state["class_covariances_"] = np.array(means), np.stack(covariances)
+        state["class_weights_"] = sizes / sizes.sum()
+
+    # -- using the release --------------------------------------------------------------
+    def transform(self, X):
+        """Features of ``X`` in the release's coordinates (``X W / s``, Lemma 1); needs a public basis."""
+        check_is_fitted(self, "budget_")
+        if self.basis is None:
+            raise ValueError(
+                "Algorithm 1 with a data-derived basis keeps the basis private; transform needs an independent basis"
+            )
+        X = check_array(X, name="X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
+        return check_data_in_bounds(X, self.bounds)[0] @ self.components_.T / self._scale
+
+    def sample(self, n_samples):
+        """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
+        "supervised", class labels for "gmm". Draws from the generator made in :meth:`fit`."""
+        check_is_fitted(self, "budget_")
+        n = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
+        rng = self._rng
+        if self.mode == "gmm":
+            sizes = rng.multinomial(n, self.class_weights_)
+            y = np.repeat(np.arange(self.n_classes), sizes)
+            Z = np.concatenate(
+                [
+                    gaussian_draws(self.class_means_[j], self.class_covariances_[j], s, random_state=rng)
+                    for j, s in enumerate(sizes)
+                ]
+            )
+            order = rng.permutation(n)
+            return Z[order], y[order]
+        draws = gaussian_draws(self.mean_, self.covariance_, n, random_state=rng)
+        if self.mode == "supervised":
+            return draws[:, :-1], draws[:, -1]
+        return draws, None
+
+    # -- validation ---------------------------------------------------------------------
+    def _check_y(self, y, n, *, categorical):
+        if y is None:
+            raise ValueError(f"mode={self.mode!r} needs labels y")
+        y = check_array(y, ndim=1, name="y")
+        if y.shape[0] != n:
+            raise ValueError(f"y has {y.shape[0]} entries but X has {n} rows")
+        if not categorical:
+            return check_in_box(y, -self.label_bound, self.label_bound, name="y")
+        if np.any(y != np.round(y)) or np.any(y < 0) or np.any(y >= self.n_classes):
+            raise ValueError(f"y must hold integer class labels in [0, n_classes={self.n_classes})")
+        y = y.astype(int)
+        empty = np.setdiff1d(np.arange(self.n_classes), y)
+        if empty.size and self.calibration == "paper":
+            # Theorem 6 as stated divides by the private class sizes: not DP, and this refusal
+            # reveals that a class is empty. The corrected release handles empty classes.
+            raise ValueError(f"class(es) {empty.tolist()} have no records; calibration='paper' needs every class")
+        return y
+
+
+def _check_basis(basis, n_features, n_components) -> np.ndarray:
+    W = check_array(basis, ndim=2, name="basis")
+    if n_features is not None and W.shape[0] != n_features:
+        raise ValueError(f"basis must have one row per feature ({n_features}), got shape {W.shape}")
+    if n_components is not None and W.shape[1] != n_components:
+        raise ValueError(f"basis must have n_components={n_components} columns, got shape {W.shape}")
+    if not np.any(W):
+        raise ValueError("basis has only zero columns; pass a basis with nonzero columns")
+    return W

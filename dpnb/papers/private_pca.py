@@ -1,0 +1,521 @@
+"""Differentially private PCA: MOD-SULQ and PPCA (Chaudhuri, Sarwate & Sinha, NIPS 2012).
+
+Setting (paper Sec. 2): ``n_samples`` records ``x_i in R^d`` with ``||x_i||_2 <= 1`` (here: the
+rows of ``X``; the paper stores them as columns), second-moment matrix ``A = X^T X / n``
+(uncentred), neighbouring datasets differ by *replacing* one record, ``n_samples`` is public.
+Both mechanisms release a ``d x k`` matrix with orthonormal columns (a ``k``-dimensional
+subspace); the estimators store it as ``components_`` of shape ``(n_components, n_features)``.
+
+* **MOD-SULQ** (Algorithm 1, Theorem 1): top-``k`` eigenvectors of ``A + N``, ``N``
+  symmetric with i.i.d. ``N(0, sigma^2)`` entries on and above the diagonal. ``sigma`` is the
+  paper's ``beta`` (``calibration="paper"``) or the Gaussian mechanism calibrated to the L2
+  sensitivity ``sqrt(2) / n`` of the upper triangle of ``A`` (``calibration="corrected"``,
+  derived in the notebook), with the exact (``gaussian="analytic"``, Balle & Wang 2018) or the
+  classic calibration.
+* **PPCA** (Algorithm 2, Theorem 2): the exponential mechanism with utility
+  ``n q_F(V) = n tr(V^T A V)`` (sensitivity 1), i.e. a draw from the matrix Bingham
+  distribution with parameter ``(n epsilon / 2) A`` (eq. (8)), sampled with Hoff's Gibbs
+  sampler (:mod:`dpnb.numerics.bingham`), or exactly for ``k = 1``. A finite chain is only
+  approximately exact, see the notebook.
+
+``epsilon = inf`` is the noiseless limit of both: the top-``k`` eigenvectors of ``A``.
+Rows whose norm exceeds the declared ``data_norm`` are **rejected** (ValueError), never
+silently clipped: clip or normalise them first (``dpnb.ground.datasets.normalize_rows``).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from scipy.integrate import quad
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+from threadpoolctl import threadpool_limits
+
+from dpnb.ground.datasets import normalize_rows
+from dpnb.ground.validation import (
+    check_array,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_n_components,
+    check_positive,
+    check_random_state,
+    check_row_norms,
+)
+from dpnb.numerics.bingham import bingham_gibbs, vector_bingham_exact
+from dpnb.numerics.linalg import symmetrize_upper
+from dpnb.privacy.estimator import PrivateEstimator
+from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
+from dpnb.privacy.mechanisms import gaussian_sigma
+
+CALIBRATIONS = ("corrected", "paper")
+GAUSSIAN_CALIBRATIONS = ("analytic", "classic")
+SAMPLERS = ("gibbs", "exact")
+
+
+# --------------------------------------------------------------------------------------
+# Shared pieces
+# --------------------------------------------------------------------------------------
+def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
+    """``A = X^T X / (n data_norm^2)`` after checking every row has norm <= ``data_norm``.
+
+    Dividing by ``data_norm^2`` puts the data on the paper's scale ``||x|| <= 1``. The row norms
+    are checked as :func:`dpnb.ground.validation.check_row_norms` does, but with ``einsum`` so that no
+    temporary of the input's size is made (one pass for the norms, one for the Gram matrix); a
+    row with a NaN or an infinity has a squared norm that is not finite, so the norms also make the
+    finiteness check.
+    """
+    X = check_array(X, name="X", finite=False)
+    radius = check_positive(data_norm, "data_norm")
+    squared = np.einsum("ij,ij->i", X, X)
+    if not np.isfinite(squared).all():
+        check_array(X, name="X")  # raises for NaN or infinity; finite rows whose square overflows fail below
+    if squared.size and squared.max() > (radius * (1 + 1e-9)) ** 2:
+        check_row_norms(X[squared > (radius * (1 + 1e-9)) ** 2], radius, name="X")  # raises with the usual message
+    return X.T @ X / (X.shape[0] * radius**2)
+
+
+def utility_qf(A, V) -> np.ndarray | float:
+    """Utility ``q_F(V) = tr(V^T A V)`` (paper eq. (3)); ``V`` is ``(d, k)`` or ``(m, d, k)``."""
+    A = check_array(A, name="A")
+    V = check_array(V, ndim=None, name="V")
+    if V.ndim not in (2, 3) or V.shape[-2] != A.shape[0]:
+        raise ValueError(f"V must have shape (d, k) or (m, d, k) with d = {A.shape[0]}, got {V.shape}")
+    q = np.einsum("...dk,de,...ek->...", V, A, V)
+    return float(q) if np.ndim(q) == 0 else q
+
+
+def _top_k(M, n_components: int) -> np.ndarray:
+    """Top-``n_components`` eigenvectors of a (stack of) symmetric matrices, shape ``(..., d, k)``."""
+    with threadpool_limits(limits=1, user_api="blas"):  # batched small eigh: threads only contend
+        _, vecs = np.linalg.eigh(M)
+    return vecs[..., ::-1][..., :n_components]
+
+
+def _check_common(X, n_components, epsilon, data_norm, n_draws):
+    A = second_moment(X, data_norm)
+    n_samples, n_features = np.shape(X)
+    n_components = check_n_components(n_components, n_features)
+    return A, n_samples, n_features, n_components, check_epsilon(epsilon), check_integer(n_draws, "n_draws")
+
+
+# --------------------------------------------------------------------------------------
+# MOD-SULQ (Algorithm 1)
+# --------------------------------------------------------------------------------------
+def mod_sulq_beta(n_features: int, n_samples: int, epsilon, delta) -> float:
+    """The paper's noise level ``beta`` (Algorithm 1, step 2; Theorem 1), on the scale ``||x|| <= 1``.
+
+    ``beta = (d+1)/(n eps) sqrt(2 log((d^2+d)/(2 sqrt(2 pi) delta))) + 1/(n sqrt(eps))`` with
+    ``d = n_features``, ``n = n_samples``; 0 for ``epsilon = inf``.
+    """
+    d = check_integer(n_features, "n_features")
+    n = check_integer(n_samples, "n_samples")
+    epsilon = check_epsilon(epsilon)
+    delta = check_delta(delta)
+    if np.isinf(epsilon):
+        return 0.0
+    t = np.sqrt(2 * np.log((d * d + d) / (2 * np.sqrt(2 * np.pi) * delta)))
+    return float((d + 1) / (n * epsilon) * t + 1 / (n * np.sqrt(epsilon)))
+
+
+def second_moment_sensitivity(n_samples: int, data_norm: float = 1.0, *, part: str = "upper") -> float:
+    """L2 sensitivity of ``A = X^T X / n`` under replacement of one row of norm <= ``data_norm``.
+
+    ``part="upper"``: the vector of the ``d (d+1) / 2`` entries on and above the diagonal (what
+    MOD-SULQ perturbs); ``part="full"``: all ``d^2`` entries (the original SULQ). Both equal
+    ``sqrt(2) data_norm^2 / n``, attained by replacing ``e_1`` with ``e_2`` (derivation in the
+    notebook: ``n^2 ||u(Delta)||^2 = (F + G) / 2`` with ``F, G <= 2``, and the full norm is ``sqrt F``).
+    """
+    n = check_integer(n_samples, "n_samples")
+    if part not in ("upper", "full"):
+        raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+    return float(np.sqrt(2.0) * check_positive(data_norm, "data_norm") ** 2 / n)
+
+
+def mod_sulq_sigma(
+    n_features: int, n_samples: int, epsilon, delta, calibration: str = "corrected", gaussian: str = "analytic"
+) -> float:
+    """Noise standard deviation of MOD-SULQ on the scale ``||x|| <= 1``.
+
+    ``calibration="paper"``: :func:`mod_sulq_beta`; ``"corrected"``: the Gaussian mechanism for
+    the L2 sensitivity ``sqrt(2)/n`` of the upper triangle, calibrated by ``gaussian``
+    (``"analytic"``, exact for every epsilon; ``"classic"``, epsilon < 1 only).
+    """
+    if calibration not in CALIBRATIONS:
+        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    if gaussian not in GAUSSIAN_CALIBRATIONS:
+        raise ValueError(f"gaussian must be one of {GAUSSIAN_CALIBRATIONS}, got {gaussian!r}")
+    if calibration == "paper":
+        return mod_sulq_beta(n_features, n_samples, epsilon, delta)
+    check_integer(n_features, "n_features")
+    if np.isinf(check_epsilon(epsilon)):
+        check_delta(delta)
+        return 0.0
+    return gaussian_sigma(second_moment_sensitivity(n_samples), epsilon, delta, gaussian)
+
+
+def mod_sulq(
+    X,
+    n_components: int,
+    epsilon,
+    delta,
+    *,
+    calibration: str = "corrected",
+    gaussian: str = "analytic",
+    data_norm: float = 1.0,
+    n_draws: int = 1,
+    random_state=None,
+    noise: str = "float",
+) -> np.ndarray:
+    """MOD-SULQ (Algorithm 1): ``n_draws`` independent releases, shape ``(n_draws, d, n_components)``.
+
+    Each draw is one (epsilon, delta)-DP release (Theorem 1 for ``calibration="paper"``);
+    releasing several draws of the same data composes. Negative eigenvalues of ``A + N`` are
+    harmless: only its eigenvectors are released (no PSD projection is needed because nothing
+    is sampled from it).
+
+    ``noise="float"`` (default): numpy's floating-point Gaussian noise. ``noise="exact"``: the upper
+    triangle of ``A`` is released with exact discrete Gaussian noise on a grid
+    (:func:`dpnb.privacy.exact_noise.grid_gaussian_release_sigma`, the grid rounding accounted for) and
+    mirrored; with ``calibration="corrected"`` sigma then comes from the zCDP bound
+    (:func:`mod_sulq_noise_sigma`; ``gaussian`` no longer applies), so each draw is
+    (epsilon, delta)-DP as stated; with ``"paper"`` it keeps the zCDP ``rho`` of Gaussian noise at ``beta``.
+    """
+    A, n, d, k, epsilon, n_draws = _check_common(X, n_components, epsilon, data_norm, n_draws)
+    sigma = mod_sulq_noise_sigma(d, n, epsilon, delta, calibration, gaussian, noise)
+    rng = check_random_state(random_state)
+    if noise == "exact":
+        rows, cols = np.triu_indices(d)
+        upper = np.zeros((n_draws, d, d))
+        upper[:, rows, cols] = grid_gaussian_release_sigma(
+            A[rows, cols], second_moment_sensitivity(n), sigma, rng, size=n_draws
+        )[0]
+        return _top_k(upper + np.triu(upper, 1).transpose(0, 2, 1), k)
+    perturbation = symmetrize_upper(rng.normal(0.0, sigma, size=(n_draws, d, d)))
+    return _top_k(A + perturbation, k)
+
+
+def mod_sulq_noise_sigma(
+    n_features, n_samples, epsilon, delta, calibration="corrected", gaussian="analytic", noise="float"
+):
+    """The sigma :func:`mod_sulq` uses: :func:`mod_sulq_sigma`, or for ``noise="exact"`` with the
+    corrected calibration :func:`dpnb.privacy.exact_noise.zcdp_sigma` of the sensitivity ``sqrt(2) / n``."""
+    sigma = mod_sulq_sigma(n_features, n_samples, epsilon, delta, calibration, gaussian)
+    if check_noise(noise) == "exact" and calibration == "corrected" and sigma > 0:
+        return zcdp_sigma(second_moment_sensitivity(n_samples), epsilon, delta)
+    return sigma
+
+
+# --------------------------------------------------------------------------------------
+# PPCA (Algorithm 2)
+# --------------------------------------------------------------------------------------
+def ppca(
+    X,
+    n_components: int,
+    epsilon,
+    *,
+    data_norm: float = 1.0,
+    n_draws: int = 1,
+    n_iter: int = 100,
+    sampler: str = "gibbs",
+    column: str = "scan",
+    return_trace: bool = False,
+    random_state=None,
+):
+    """PPCA (Algorithm 2): ``n_draws`` independent draws, shape ``(n_draws, d, n_components)``.
+
+    ``sampler="gibbs"``: the last state of an ``n_iter``-scan Gibbs chain (Hoff 2009) started
+    uniformly on the Stiefel manifold, targeting the matrix Bingham density
+    ``exp((n epsilon / 2) tr(V^T A V))`` (eq. (8)); the exact target is epsilon-DP (Theorem 2),
+    a finite chain is (epsilon, eta (1 + e^epsilon))-DP if it is within total variation ``eta``
+    of the target for every dataset (see the notebook). ``sampler="exact"`` (``n_components =
+    1`` only): exact rejection draws (:func:`dpnb.numerics.bingham.vector_bingham_exact`), epsilon-DP.
+    ``column`` (Gibbs only) chooses how each column is redrawn from its vector-Bingham
+    conditional: ``"scan"``, one scan of Hoff's coordinate sampler; ``"exact"``, an exact draw
+    (:func:`dpnb.numerics.bingham.bingham_gibbs`). Needs ``n_components < d``. ``epsilon = inf`` returns the
+    top eigenvectors of ``A``.
+
+    Returns
+    -------
+    V : ndarray, shape (n_draws, d, n_components)
+    trace : ndarray, shape (n_iter, n_draws), only if ``return_trace`` (Gibbs only): ``q_F``
+        after each scan.
+    """
+    A, n, d, k, epsilon, n_draws = _check_common(X, n_components, epsilon, data_norm, n_draws)
+    if k >= d:
+        raise ValueError(f"PPCA needs n_components < d (d releases the whole space), got {k} with d={d}")
+    if sampler not in SAMPLERS:
+        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    if sampler == "exact" and (k != 1 or return_trace):
+        raise ValueError("sampler='exact' needs n_components=1 and return_trace=False; use sampler='gibbs'")
+    n_iter = check_integer(n_iter, "n_iter", minimum=0)
+    if np.isinf(epsilon):
+        V = np.broadcast_to(_top_k(A, k), (n_draws, d, k)).copy()
+        return (V, np.broadcast_to(utility_qf(A, V), (n_iter, n_draws)).copy()) if return_trace else V
+    scale = n * epsilon / 2
+    if sampler == "exact":
+        return vector_bingham_exact(scale * A, n_draws, random_state=random_state)[:, :, None]
+    out = bingham_gibbs(
+        scale * A,
+        k,
+        n_chains=n_draws,
+        n_iter=n_iter,
+        return_trace=return_trace,
+        column=column,
+        random_state=random_state,
+    )
+    if return_trace:
+        return out[0], out[1] / scale
+    return out
+
+
+# --------------------------------------------------------------------------------------
+# Exact PPCA utility for a flat spectrum (k = 1), and the paper's test data
+# --------------------------------------------------------------------------------------
+def _flat_alignment_integrals(n_features: int, concentration: float, rho: float) -> tuple[float, float, float]:
+    """``(int_0^rho p, int_rho^1 p, int_0^1 s p)``, ``p`` the unnormalised density of ``s = |<v, v_1>|``.
+
+    ``s`` is the alignment of an exact PPCA draw (k = 1) with the top eigenvector.
+
+    When ``lambda_2 = ... = lambda_d``, eq. (8) in the eigenbasis gives ``s^2 ~ Beta(1/2, (d-1)/2)``
+    (the uniform measure on the sphere) tilted by ``e^{c s^2}``, so ``p(s) ~ (1 - s^2)^{(d-3)/2} e^{c s^2}``
+    on ``(0, 1)`` with ``c = concentration = n epsilon (lambda_1 - lambda_2) / 2``. The integrand is
+    scaled by its maximum (at ``s* = sqrt(1 - (d-3) / (2c))``) and integrated adaptively with
+    break points at ``s*`` and a few curvature widths around it.
+    """
+    d = check_integer(n_features, "n_features", minimum=2)
+    c = float(concentration)
+    if not np.isfinite(c) or c < 0:
+        raise ValueError(f"concentration must be finite and >= 0, got {concentration!r}")
+    a = (d - 3) / 2
+    if a <= 0:  # d <= 3: the density increases towards s = 1
+        peak, log_scale = 1.0, c
+    elif c <= a:
+        peak, log_scale = 0.0, 0.0
+    else:
+        peak, log_scale = np.sqrt(1 - a / c), a * np.log(a / c) + c - a
+    curvature = abs(2 * c - 2 * a * (1 + peak**2) / max(1 - peak**2, 1e-300) ** 2) if a > 0 else 2 * c
+    width = 1 / np.sqrt(max(curvature, 1.0))
+    points = sorted({float(np.clip(peak + k * width, 0.0, 1.0)) for k in (-8, -2, 0, 2, 8)} | {rho} - {0.0, 1.0})
+
+    def density(s):
+        return np.exp(a * np.log1p(-s * s) + c * s * s - log_scale) if s < 1 else 0.0
+
+    def integral(f, lo, hi):
+        inside = [p for p in points if lo < p < hi]
+        return quad(f, lo, hi, points=inside or None, epsabs=0.0, epsrel=1e-9, limit=400)[0] if hi > lo else 0.0
+
+    below, above = integral(density, 0.0, rho), integral(density, rho, 1.0)
+    return below, above, integral(lambda s: s * density(s), 0.0, 1.0)
+
+
+def ppca_flat_alignment_mean(n_features: int, concentration: float) -> float:
+    """Exact ``E|<v, v_1>|`` of PPCA (k = 1) when ``lambda_2 = ... = lambda_d``; see :func:`ppca_flat_alignment_sf`."""
+    below, above, first = _flat_alignment_integrals(n_features, concentration, 0.0)
+    return first / (below + above)
+
+
+def ppca_flat_alignment_sf(rho: float, n_features: int, concentration: float, *, lower: bool = False) -> float:
+    """Exact ``P(|<v, v_1>| >= rho)`` of PPCA (k = 1) when ``lambda_2 = ... = lambda_d``.
+
+    ``concentration = n epsilon (lambda_1 - lambda_2) / 2``; this is the probability in the
+    paper's (rho, eta)-closeness (Definition 2, eq. (5)). ``lower=True`` returns the complement
+    ``P(|<v, v_1>| < rho)``, integrated directly (accurate when it is tiny).
+    """
+    rho = float(rho)
+    if not 0.0 <= rho <= 1.0:
+        raise ValueError(f"rho must lie in [0, 1], got {rho!r}")
+    below, above, _ = _flat_alignment_integrals(n_features, concentration, rho)
+    return (below if lower else above) / (below + above)
+
+
+def spike_data(n_samples: int, n_features: int, share: float = 0.5) -> np.ndarray:
+    """Unit rows: the first ``round(share n)`` are ``e_1``, the others cycle through ``e_2 .. e_d``.
+
+    ``A`` is diagonal with ``lambda_1 = share`` and, when ``(1 - share) n`` is a multiple of
+    ``d - 1``, every other eigenvalue ``(1 - share) / (d - 1)`` (a flat spectrum; ``v_1 = e_1``).
+    """
+    n = check_integer(n_samples, "n_samples")
+    d = check_integer(n_features, "n_features", minimum=2)
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"share must lie in (0, 1), got {share!r}")
+    head = int(round(share * n))
+    idx = np.where(np.arange(n) < head, 0, 1 + (np.arange(n) - head) % (d - 1))
+    return np.eye(d)[idx]
+
+
+FIGURE2_EIGENVALUES = (0.5, 0.30, 0.04, 0.03, 0.02, 0.01, 0.004, 0.003, 0.001, 0.001)
+
+
+def synthetic_figure2(n_samples: int, *, random_state=None) -> tuple[np.ndarray, np.ndarray]:
+    """The paper's Figure 2 data (Sec. 4): Gaussian rows with the listed covariance eigenvalues.
+
+    The paper does not say how rows reach the unit ball; we use a random eigenbasis and clip rows
+    of norm > 1 (a per-row map, so neighbours stay neighbours). Returns ``(Z, X)``: the Gaussian
+    rows and the clipped ones.
+    """
+    n = check_integer(n_samples, "n_samples")
+    rng = check_random_state(random_state)
+    d = len(FIGURE2_EIGENVALUES)
+    basis, _ = np.linalg.qr(rng.standard_normal((d, d)))
+    Z = rng.standard_normal((n, d)) * np.sqrt(FIGURE2_EIGENVALUES) @ basis.T
+    return Z, normalize_rows(Z, 1.0, mode="clip")
+
+
+# --------------------------------------------------------------------------------------
+# scikit-learn estimators
+# --------------------------------------------------------------------------------------
+class _PrivateSubspace(TransformerMixin, PrivateEstimator):
+    """Shared ``transform`` for estimators that release a basis ``components_`` (k, d)."""
+
+    def transform(self, X) -> np.ndarray:
+        """Project ``X`` (n, d) onto the released subspace: ``X @ components_.T`` (post-processing)."""
+        check_is_fitted(self, "components_")
+        X = check_array(X, name="X")
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}")
+        return X @ self.components_.T
+
+
+class ModSULQ(_PrivateSubspace):
+    """MOD-SULQ estimator (Algorithm 1), (epsilon, delta)-DP.
+
+    Parameters
+    ----------
+    n_components : int
+        ``k``, the released dimension.
+    epsilon : float
+        ``inf`` releases the exact top eigenvectors (no noise).
+    delta : float in (0, 1)
+    calibration : {"corrected", "paper"}
+        ``"corrected"``: Gaussian mechanism for the upper triangle's L2 sensitivity ``sqrt(2)/n``;
+        ``"paper"``: Theorem 1's ``beta``.
+    gaussian : {"analytic", "classic"}
+        Gaussian calibration used by ``"corrected"``.
+    data_norm : float
+        Public bound on every row's L2 norm; rows beyond it are rejected.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Gaussian noise; ``"exact"``: exact discrete
+        Gaussian noise on a grid, with sigma from the zCDP bound for ``"corrected"`` (see
+        :func:`mod_sulq`).
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+    sigma_ : float
+        Noise standard deviation used, on the scale ``||x|| <= 1``.
+    budget_ : dict
+        ``{"second_moment": (epsilon, delta)}``.
+    sensitivity_ : dict
+        ``{"second_moment": sqrt(2) / n}`` (L2, upper triangle, scale ``||x|| <= 1``).
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_components: int,
+        epsilon: float,
+        delta: float,
+        *,
+        calibration: str = "corrected",
+        gaussian: str = "analytic",
+        data_norm: float = 1.0,
+        noise: str = "float",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.delta = delta
+        self.calibration = calibration
+        self.gaussian = gaussian
+        self.data_norm = data_norm
+        self.noise = noise
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> ModSULQ:
+        """Release a private basis of ``X`` (``y`` is ignored)."""
+        epsilon, delta = self._check_privacy()
+        V = mod_sulq(
+            X,
+            self.n_components,
+            epsilon,
+            delta,
+            calibration=self.calibration,
+            gaussian=self.gaussian,
+            data_norm=self.data_norm,
+            random_state=self._make_rng(),
+            noise=self.noise,
+        )
+        n, d = np.shape(X)
+        self.sigma_ = mod_sulq_noise_sigma(d, n, epsilon, delta, self.calibration, self.gaussian, self.noise)
+        self.components_ = V[0].T
+        self.budget_ = {"second_moment": (epsilon, delta)}
+        self.sensitivity_ = {"second_moment": second_moment_sensitivity(n)}
+        self.n_features_in_ = d
+        return self
+
+
+class PPCA(_PrivateSubspace):
+    """PPCA estimator (Algorithm 2), epsilon-DP for the exact Bingham draw.
+
+    Parameters
+    ----------
+    n_components : int
+        ``k < d``.
+    epsilon : float
+        ``inf`` releases the exact top eigenvectors.
+    n_iter : int
+        Gibbs scans (see :func:`ppca` for what a finite chain guarantees).
+    sampler : {"gibbs", "exact"}
+        ``"exact"`` needs ``n_components = 1``.
+    data_norm : float
+        Public bound on every row's L2 norm; rows beyond it are rejected.
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    components_ : ndarray, shape (n_components, n_features)
+    budget_ : dict
+        ``{"subspace": (epsilon, 0.0)}``.
+    sensitivity_ : dict
+        ``{"subspace": 1.0}``: the sensitivity of the exponential mechanism's score ``n q_F(V)``
+        (scale ``||x|| <= 1``).
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_components: int,
+        epsilon: float,
+        *,
+        n_iter: int = 100,
+        sampler: str = "gibbs",
+        data_norm: float = 1.0,
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.n_iter = n_iter
+        self.sampler = sampler
+        self.data_norm = data_norm
+        self.random_state = random_state
+
+    def fit(self, X, y=None) -> PPCA:
+        """Release a private basis of ``X`` (``y`` is ignored)."""
+        epsilon, _ = self._check_privacy(needs_delta=False)
+        V = ppca(
+            X,
+            self.n_components,
+            epsilon,
+            data_norm=self.data_norm,
+            n_iter=self.n_iter,
+            sampler=self.sampler,
+            column="exact",  # each column drawn exactly from its conditional: no loop over coordinates
+            random_state=self._make_rng(),
+        )
+        self.components_ = V[0].T
+        self.budget_ = {"subspace": (epsilon, 0.0)}
+        self.sensitivity_ = {"subspace": 1.0}
+        self.n_features_in_ = np.shape(X)[1]
+        return self

@@ -1,0 +1,688 @@
+"""RON-Gauss: random orthonormal projection + Gaussian generative model (Chanyaswad, Liu, Mittal,
+PoPETs 2019), with the sensitivities corrected where the paper's do not hold.
+
+Pipeline (paper Section 4.2):
+
+1. Algorithm 1 (DATA_PREPROCESSING): every row is scaled to unit L2 norm (pre-normalisation),
+   a DP mean ``mu_dp`` is released with the Laplace mechanism (Lemma 2, L1 sensitivity
+   ``2 sqrt(m) / n``), the rows are centred with ``mu_dp`` and scaled to unit norm again.
+2. Algorithm 2 (RON_PROJECTION): ``x_tilde = W^T x_bar`` with ``W`` an ``m x p`` matrix with
+   orthonormal columns, drawn independently of the data (Lemma 3: ``||x_tilde|| <= 1``).
+3. Algorithms 3 / 4 / 5: a DP second-moment matrix (Eq. 2, or the label-augmented Eq. 3, or one
+   per class) and Gaussian sampling.
+
+Neighbour relation and bounds
+-----------------------------
+Bounded DP: two datasets of the same size ``n`` differ in one row (features, and the label in
+the supervised modes). **No bound on the raw features is assumed**: pre-normalisation maps
+every row to the unit sphere (an all-zero row stays zero), a per-row map that keeps neighbours
+neighbours, so every privacy argument only uses ``||x_i||_2 <= 1``. Labels (``mode=
+"supervised"``) are clipped to the public range ``[-label_bound, label_bound]``. In ``mode="gmm"``
+the class sizes ``n_c`` are treated as public (paper Section 4.2.3.3): the guarantee covers
+neighbours that keep each record's label; a change of label is not protected at all, since
+``n_c`` are used exactly (see ``RONGauss.class_counts_``).
+
+Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
+----------------------------------------------------------------------------
+* Lemma 4 (``2 sqrt(p) / n``) uses ``||A||_1 <= sqrt(p) ||A||_F`` for a ``p x p`` matrix, which
+  only holds with ``p`` in place of ``sqrt(p)``. The module adds noise on the upper triangle
+  (mirrored) with the upper-triangle L1 bound ``sqrt(p (p + 3) / 2) / n``
+  (:func:`covariance_sensitivity`). Lemma 5 inherits the same correction.
+* Algorithm 2 as written (QR of a matrix of i.i.d. ``U[0, 1]`` entries, no sign correction) does
+  not give Haar-distributed frames; ``projection="haar"`` (default) uses
+  :func:`dpnb.numerics.linalg.haar_stiefel`; ``"paper"`` keeps the original (:func:`algorithm2_projection`).
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.linalg
+from sklearn.base import TransformerMixin
+from sklearn.utils.validation import check_is_fitted
+
+from dpnb.ground.validation import (
+    MAX_SAMPLES,
+    check_array,
+    check_choice,
+    check_epsilon,
+    check_integer,
+    check_n_components,
+    check_positive,
+    check_random_state,
+    check_row_norms,
+)
+from dpnb.numerics.linalg import gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
+from dpnb.privacy.estimator import PrivateEstimator, split_budget
+from dpnb.privacy.exact_noise import check_noise
+from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
+
+MODES = ("unsupervised", "supervised", "gmm")
+PROJECTIONS = ("haar", "paper")
+CALIBRATIONS = ("corrected", "paper")
+PARTS = ("upper", "full")
+_CHUNK = 4096  # rows per block of the chunked passes over X (a block and its products stay in cache)
+
+
+def algorithm2_projection(n_features, n_components, *, take="columns", random_state=None) -> np.ndarray:
+    """The paper's non-Haar random orthonormal frame (Algorithm 2), kept for the audit.
+
+    ``Q`` is the orthogonal factor of the QR factorisation of an ``m x m`` matrix of i.i.d.
+    ``U[0, 1]`` entries (no sign correction). Its first column is ``a_1 / ||a_1||`` up to sign,
+    with ``a_1 > 0`` entrywise, so it lies close to ``1 / sqrt(m)``: the frame is orthonormal
+    but not Haar-distributed (paper Theorem 2 is stated for Haar frames).
+
+    Parameters
+    ----------
+    n_features, n_components : int
+        ``m`` and ``p``, ``1 <= p <= m``.
+    take : {"columns", "rows"}
+        ``"columns"``: the first ``p`` columns of ``Q`` (the paper's text, Sec. 4.2.2);
+        ``"rows"``: the first ``p`` rows of ``Q`` (the authors' reference code).
+    random_state : None, int, SeedSequence or Generator
+
+    Returns
+    -------
+    ndarray of shape (n_components, n_features)
+        Orthonormal rows (the layout of :attr:`RONGauss.components_`).
+    """
+    m = check_integer(n_features, "n_features")
+    p = check_n_components(n_components, m)
+    check_choice(take, "take", ("columns", "rows"))
+    Q, _ = np.linalg.qr(check_random_state(random_state).random((m, m)))
+    return Q[:, :p].T if take == "columns" else Q[:p].copy()
+
+
+def unit_rows(X) -> np.ndarray:
+    """Scale every row to unit L2 norm (Algorithm 1, steps 1 and 4); all-zero rows stay zero."""
+    X = check_array(X, ndim=2)
+    return X * _row_norms(X)[1][:, None]
+
+
+def mean_sensitivity(n_features, n_samples) -> float:
+    """L1 sensitivity ``2 sqrt(m) / n`` of the mean of ``n`` rows of norm <= 1 in R^m (Lemma 2; tight)."""
+    return 2.0 * np.sqrt(check_positive(n_features, "n_features")) / check_positive(n_samples, "n_samples")
+
+
+def covariance_sensitivity(
+    n_components, n_samples, label_bound=None, *, part="upper", calibration="corrected"
+) -> float:
+    """L1 sensitivity of the second-moment matrix ``(1/n) sum z_i z_i^T`` (Eq. 2, or Eq. 3 with a label).
+
+    Rows are ``z_i = x_i`` (``label_bound`` None) or ``z_i = (x_i, y_i)`` with ``||x_i||_2 <= 1``
+    in R^p and ``|y_i| <= label_bound``; neighbours differ in one row.
+
+    Parameters
+    ----------
+    n_components : int
+        Projected dimension ``p``.
+    n_samples : int
+        Number of rows ``n`` (public).
+    label_bound : float, optional
+        The label bound ``a`` of Lemma 5.
+    part : {"upper", "full"}
+        ``"upper"``: the upper triangle with the diagonal, as a vector (what mirrored noise
+        needs): the bound ``sqrt(p (p + 3) / 2) + 2 a sqrt(p) + a^2``, over ``n``. It is an upper
+        bound, not the exact value (at ``p = 16`` the extremal pair found reaches 12.04 vs 12.33).
+        ``"full"``: every entry (i.i.d. noise on all entries, as the paper adds it):
+        ``sqrt(2) p + 4 a sqrt(p) + a^2``, over ``n``; the block term is attained for even ``p``
+        (:func:`covariance_extremal_pair`).
+    calibration : {"corrected", "paper"}
+        ``"paper"`` returns the published value ``(2 sqrt(p) + 4 a sqrt(p) + a^2) / n`` (Lemmas
+        4-5, full matrix; ``part`` is ignored); it is too small for ``p >= 3``.
+    """
+    p = check_positive(n_components, "n_components")
+    n = check_positive(n_samples, "n_samples")
+    a = 0.0 if label_bound is None else check_positive(label_bound, "label_bound")
+    check_choice(part, "part", PARTS)
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+        return (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
+    if part == "upper":
+        return (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
+    return (np.sqrt(2) * p + 4 * a * np.sqrt(p) + a * a) / n
+
+
+def covariance_extremal_pair(n_components) -> tuple[np.ndarray, np.ndarray]:
+    """Unit vectors ``u, v`` in R^p whose change ``D = u u^T - v v^T`` has every entry ``+-sqrt(2)/p``.
+
+    For even ``p``, take orthogonal sign vectors ``s, t`` (``t`` flips the second half of ``s =
+    1``), ``a = s / sqrt(p)``, ``b = t / sqrt(p)`` and ``u = cos(pi/8) a + sin(pi/8) b``, ``v =
+    -sin(pi/8) a + cos(pi/8) b``. Then ``D = (a a^T - b b^T + a b^T + b a^T) / sqrt(2)``, whose
+    entries all have magnitude ``sqrt(2) / p``: ``||D||_1 = sqrt(2) p`` attains the corrected
+    Lemma 4 bound ``p ||D||_F`` (one record replaced, so the sensitivity is this over ``n``), and
+    ``||triu D||_1 = (p + 1) / sqrt(2)``.
+
+    Parameters
+    ----------
+    n_components : int
+        Even ``p >= 2``.
+    """
+    p = check_integer(n_components, "n_components", minimum=2)
+    if p % 2:
+        raise ValueError(f"n_components must be even (orthogonal sign vectors need it), got {p}")
+    a = np.ones(p) / np.sqrt(p)
+    b = a.copy()
+    b[p // 2 :] *= -1
+    c, s = np.cos(np.pi / 8), np.sin(np.pi / 8)
+    return c * a + s * b, -s * a + c * b
+
+
+def mle_covariance_sensitivity(n_components, n_samples, *, calibration="corrected") -> float:
+    """Full-matrix L1 sensitivity of the mean-centred (MLE) covariance of rows with norm <= 1 (Appendix B).
+
+    Corrected: ``4 sqrt(2) p (n - 1) / n^2`` (same order ``1/n`` as Eq. 2, not ``n`` times
+    larger). ``calibration="paper"`` gives Lemma 6's ``(2 sqrt(p) + 2 n sqrt(p)) / n``.
+    """
+    p = check_positive(n_components, "n_components")
+    n = check_positive(n_samples, "n_samples")
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+        return (2 * np.sqrt(p) + 2 * n * np.sqrt(p)) / n
+    return 4 * np.sqrt(2) * p * (n - 1) / n**2
+
+
+# ---------------------------------------------------------------------------------------
+# Comparison methods of the paper's Section 5 (identity queries after a projection)
+# ---------------------------------------------------------------------------------------
+def projected_identity_sensitivity(basis) -> float:
+    """L1 sensitivity ``2 sqrt(k) ||B||_2`` of releasing ``X B^T`` for rows ``||x|| <= 1`` (one row replaced).
+
+    ``||B (x - x')||_1 <= sqrt(k) ||B (x - x')||_2 <= sqrt(k) ||B||_2 ||x - x'||_2 <= 2 sqrt(k) ||B||_2``
+    for a ``k x m`` basis ``B``; data-independent, so it may calibrate noise.
+    """
+    B = check_array(basis, ndim=2, name="basis")
+    return 2.0 * np.sqrt(B.shape[0]) * float(np.linalg.norm(B, 2))
+
+
+def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None, noise="float"):
+    """Li et al.'s release: a Bernoulli random projection plus the Laplace identity query (epsilon-DP).
+
+    ``R`` has i.i.d. entries ``+-1/sqrt(k)`` (data-independent), the release is
+    ``X R^T + Lap(b)`` with ``b = 2 sqrt(k) ||R||_2 / epsilon`` (:func:`projected_identity_sensitivity`).
+
+    Parameters
+    ----------
+    X_unit : ndarray (n_samples, n_features)
+        Rows of L2 norm <= 1 (e.g. :func:`unit_rows`).
+    n_components : int
+    epsilon : float (``inf``: no noise)
+    random_state : None, int, SeedSequence or Generator
+    noise : {"float", "exact"}
+        numpy's floating-point Laplace noise (default), or exact discrete Laplace noise on a grid
+        (:func:`dpnb.privacy.mechanisms.laplace_mechanism`), DP as stated.
+
+    Returns
+    -------
+    Z : ndarray (n_samples, n_components)
+        The released rows.
+    basis : ndarray (n_components, n_features)
+        ``R``; map test rows with ``unit_rows(X) @ basis.T``.
+    """
+    X = check_row_norms(check_array(X_unit, ndim=2, name="X_unit"), 1.0, name="X_unit")
+    k = check_n_components(n_components, X.shape[1])
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    R = rng.choice([-1.0, 1.0], size=(k, X.shape[1])) / np.sqrt(k)
+    return laplace_mechanism(X @ R.T, projected_identity_sensitivity(R), eps, random_state=rng, noise=noise), R
+
+
+def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_state=None, noise="float"):
+    """Jiang et al.'s release: DP-PCA (``epsilon/2``) then the Laplace identity query (``epsilon/2``).
+
+    The PCA basis is the top-``k`` eigenvectors of the second moment of the rows with mirrored
+    Laplace noise of the corrected Lemma 4 sensitivity at ``p = m``
+    (``covariance_sensitivity(m, n)``); the release is ``X V + Lap(2 sqrt(k) / (epsilon / 2))``.
+
+    Parameters
+    ----------
+    X_unit, n_components, epsilon, random_state, noise
+        As in :func:`bernoulli_identity` (``noise`` applies to both releases).
+    second_moment : ndarray (n_features, n_features), optional
+        ``X_unit.T @ X_unit / n_samples`` if already formed: it depends on the data only, not on any draw, so
+        a loop over releases of the same rows forms it once. None: formed here.
+
+    Returns
+    -------
+    Z : ndarray (n_samples, n_components)
+    basis : ndarray (n_components, n_features)
+        ``V^T``; map test rows with ``unit_rows(X) @ basis.T``.
+    """
+    X = check_row_norms(check_array(X_unit, ndim=2, name="X_unit"), 1.0, name="X_unit")
+    n, m = X.shape
+    k = check_n_components(n_components, m)
+    eps = check_epsilon(epsilon)
+    rng = check_random_state(random_state)
+    if second_moment is None:
+        second_moment = X.T @ X / n
+    elif check_array(second_moment, ndim=2, name="second_moment").shape != (m, m):
+        raise ValueError(f"second_moment must have shape ({m}, {m}), got {np.shape(second_moment)}")
+    S = symmetric_laplace_mechanism(second_moment, covariance_sensitivity(m, n), eps / 2, random_state=rng, noise=noise)
+    V = top_eigenvectors(S, k)[1].T
+    return laplace_mechanism(X @ V.T, projected_identity_sensitivity(V), eps / 2, random_state=rng, noise=noise), V
+
+
+# ---------------------------------------------------------------------------------------
+# Utility measures of the reproductions (Tables 3 and 5), exact and with shared work
+# ---------------------------------------------------------------------------------------
+_BLOCK_ROWS = 128  # rows per test-kernel block (128 x 1,500 float64 = 1.5 MB stays in cache: 5-8 % faster than 512)
+_EXP32_ULPS = 4  # bound on float32 exp's error in units in the last place (NumPy documents <= 2.52 for its SIMD loops)
+
+
+def rbf_ridge_predict(Z, y, Z_test, *, alpha=1.0, gamma=None) -> np.ndarray:
+    """Kernel ridge regression with the RBF kernel: predictions ``K(Z_test, Z) (K(Z, Z) + alpha I)^{-1} y``.
+
+    ``K(a, b) = exp(-gamma ||a - b||^2)``, ``gamma = 1 / d`` by default: the estimator
+    ``sklearn.kernel_ridge.KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma)`` fitted on ``(Z, y)``. Exponents
+    ``-gamma ||a - b||^2`` come from one float64 product (``_rbf_exponent_factors``). The training kernel is
+    formed in place in float64 (one ``n x n`` array) and the coefficients ``c = (K + alpha I)^{-1} y`` are solved
+    to float64 accuracy (``_refined_spd_solve``). The test kernel, the largest part of the work, is formed
+    block by block: exponents rounded to float32, ``exp`` in float32, products with ``c`` accumulated in float64.
+
+    Error of the float32 test kernel: rounding an exponent ``x <= 0`` changes ``exp(x)`` by a relative
+    ``|x| 2^-24`` and float32 ``exp`` is within ``_EXP32_ULPS`` units in the last place (``2^-23`` relative), so
+    each entry is within ``K_ij (|x_ij| 2^-24 + _EXP32_ULPS 2^-23) <= delta = 2^-24 (1/e + 2 _EXP32_ULPS)``
+    (``x e^x >= -1/e``) of its exact value, and every prediction within ``delta ||c||_1`` of the float64
+    path's (up to float64 rounding). An RMSE over the test rows moves by at most the largest prediction error,
+    ``delta ||c||_1`` (:func:`rbf_ridge_test_kernel_bound`); ``delta`` is about ``5e-7``. A float32 training
+    kernel would also perturb ``c``, amplified by ``(K + alpha I)^{-1}`` up to ``sqrt(n / alpha) / 2`` times
+    (``||(K + alpha I)^{-1} k||_2 <= 1 / (2 sqrt(alpha))`` for a kernel column ``k``), so it stays in float64.
+    """
+    Z = check_array(Z, ndim=2, name="Z")
+    Z_test = check_array(Z_test, ndim=2, name="Z_test")
+    y = check_array(y, ndim=1, name="y")
+    n, d = Z.shape
+    g = 1.0 / d if gamma is None else check_positive(gamma, "gamma")
+    left, right = _rbf_exponent_factors(Z_test, g), _rbf_exponent_factors(Z, g, side="right")
+    K = _rbf_exponent_factors(Z, g) @ right.T
+    np.exp(K, out=K)
+    K.flat[:: n + 1] += check_positive(alpha, "alpha")
+    coef = _refined_spd_solve(K, y)
+    pred = np.empty(Z_test.shape[0])
+    exponents32 = np.empty((min(_BLOCK_ROWS, Z_test.shape[0]), n), dtype=np.float32)
+    for rows in _chunks(Z_test.shape[0], _BLOCK_ROWS):
+        block = left[rows] @ right.T
+        small = exponents32[: block.shape[0]]
+        small[...] = block
+        pred[rows] = np.exp(small, out=block) @ coef
+    return pred
+
+
+def _rbf_exponent_factors(A, gamma, side="left") -> np.ndarray:
+    """Factors of the RBF exponents ``-gamma ||a_i - b_j||^2 = L(A) R(B)^T``, one product for all three terms.
+
+    ``L(A) = [2 gamma A, -gamma ||a_i||^2, -1]`` and ``R(B) = [B, 1, gamma ||b_j||^2]`` (``p + 2`` columns).
+    """
+    scaled_sq = gamma * np.einsum("ij,ij->i", A, A)[:, None]
+    if side == "right":
+        return np.hstack([A, np.ones_like(scaled_sq), scaled_sq])
+    return np.hstack([2 * gamma * A, -scaled_sq, -np.ones_like(scaled_sq)])
+
+
+def rbf_ridge_test_kernel_bound(coef) -> float:
+    """Bound ``delta ||c||_1`` on the change of :func:`rbf_ridge_predict`'s predictions by its float32 test kernel.
+
+    ``coef`` are the dual coefficients ``c = (K + alpha I)^{-1} y`` (``KernelRidge.dual_coef_``); ``delta =
+    2^-24 (1/e + 2 _EXP32_ULPS)`` bounds each float32 kernel entry's error (see :func:`rbf_ridge_predict`).
+    """
+    coef = check_array(coef, ndim=1, name="coef")
+    return float(2.0**-24 * (np.exp(-1.0) + 2 * _EXP32_ULPS) * np.abs(coef).sum())
+
+
+def _refined_spd_solve(A, b, *, max_steps=20) -> np.ndarray:
+    """Solve ``A x = b`` (``A`` symmetric positive definite, float64) by mixed-precision iterative refinement.
+
+    The Cholesky factor is computed in float32 (about half the time of float64); each step adds the float32
+    solution of the float64 residual ``b - A x``. While ``cond(A) * 2^-24 < 1`` the error contracts by about
+    that factor per step. The iteration stops with LAPACK's ``dsposv`` criterion, ``||b - A x||_inf <=
+    ||x||_inf ||A||_inf sqrt(n) eps_64``: a backward error at float64 rounding, as a float64 Cholesky solve
+    has. If the float32 factorisation fails or that is not reached in ``max_steps``, ``A`` is factorised in
+    float64 instead.
+    """
+    try:
+        factor = scipy.linalg.cho_factor(A.astype(np.float32), lower=True, check_finite=False)
+    except np.linalg.LinAlgError:  # not positive definite at float32 precision
+        return _spd_solve(A, b)
+    tol = np.abs(A).sum(axis=1).max() * np.sqrt(A.shape[0]) * np.finfo(np.float64).eps
+    x = np.zeros_like(b)
+    residual = b
+    for _ in range(max_steps):
+        x += scipy.linalg.cho_solve(factor, residual.astype(np.float32), check_finite=False)
+        residual = b - A @ x
+        if np.abs(residual).max() <= tol * np.abs(x).max():
+            return x
+    return _spd_solve(A, b)
+
+
+def _spd_solve(A, b) -> np.ndarray:
+    """``A^{-1} b`` by a float64 Cholesky factorisation."""
+    return scipy.linalg.cho_solve(scipy.linalg.cho_factor(A, lower=True, check_finite=False), b, check_finite=False)
+
+
+def _row_norms(X) -> tuple[np.ndarray, np.ndarray]:
+    """``(||x_i||^2, 1 / ||x_i||)`` per row (0 for an all-zero row): Algorithm 1, step 1, without copying ``X``."""
+    sq = np.einsum("ij,ij->i", X, X)
+    norms = np.sqrt(sq)
+    return sq, np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
+
+
+def _preprocess_project(XW, x_mu, sq, inv_norms, mu_projected, mu_sq) -> np.ndarray:
+    """``W^T unit(unit(x_i) - mu)`` per row (Algorithm 1 steps 1-4, then Algorithm 2) from row statistics.
+
+    ``XW = X W`` (rows x p) and ``x_mu = <x_i, mu>`` come from one product of ``X`` with ``[W, mu]``;
+    ``mu_projected = W^T mu`` and ``mu_sq = ||mu||^2`` are one value for all rows or one per row (each row's
+    own class mean in gmm mode). The norm of ``unit(x_i) - mu`` follows from ``||s x - mu||^2 = s^2 ||x||^2
+    - 2 s <x, mu> + ||mu||^2`` with ``s = 1 / ||x||`` (0 for a zero row). No ``n x m`` temporary is made.
+    """
+    r = np.sqrt(np.maximum(inv_norms * inv_norms * sq - 2 * inv_norms * x_mu + mu_sq, 0.0))
+    inv_r = np.divide(1.0, r, out=np.zeros_like(r), where=r > 0)
+    Z = XW * (inv_norms * inv_r)[:, None]
+    Z -= mu_projected * inv_r[:, None]
+    return Z
+
+
+def _encode_labels(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(classes, codes, counts)`` as ``np.unique(y, return_inverse=True, return_counts=True)`` gives them.
+
+    Small non-negative integer labels are counted with ``bincount`` (no sort); other labels go through
+    ``np.unique``.
+    """
+    y = np.asarray(y)
+    if y.dtype.kind in "iu" and y.size and y.min() >= 0 and y.max() <= 2 * y.size:
+        counts = np.bincount(y)
+        classes = np.flatnonzero(counts)
+        lookup = np.zeros(len(counts), dtype=np.intp)
+        lookup[classes] = np.arange(len(classes))
+        return classes.astype(y.dtype), lookup[y], counts[classes]
+    classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
+    return classes, codes.reshape(-1), counts
+
+
+def _chunks(n, chunk=_CHUNK):
+    return (slice(start, min(start + chunk, n)) for start in range(0, n, chunk))
+
+
+def _class_sums(X, codes, n_classes):
+    """One chunked pass over ``X``: ``(||x_i||^2, 1 / ||x_i||, per-class sums of the unit rows)``.
+
+    The sums are the numerators of the class means of Algorithm 1 (Algorithm 5: one per class).
+    """
+    n, m = X.shape
+    sq, inv_norms, sums = np.empty(n), np.empty(n), np.zeros((n_classes, m))
+    for rows in _chunks(n):
+        block = X[rows]
+        sq[rows], inv_norms[rows] = _row_norms(block)
+        if n_classes == 1:
+            sums[0] += inv_norms[rows] @ block
+            continue
+        c = codes[rows]
+        for j in range(n_classes):  # one matrix-vector product per class beats a (K x block) product for small K
+            sums[j] += np.where(c == j, inv_norms[rows], 0.0) @ block
+    return sq, inv_norms, sums
+
+
+def _class_second_moments(X, codes, sq, inv_norms, components, means, labels=None) -> np.ndarray:
+    """Per class ``c``: ``sum_i z_i z_i^T`` over its rows (Eq. 2, or Eq. 3 with ``labels`` appended).
+
+    ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`); one chunked
+    pass computes ``X [W, mu_1, ..., mu_K]`` per block and adds each block's rows to its class's matrix.
+    """
+    n_classes, p = means.shape[0], components.shape[0]
+    A = np.column_stack([components.T, means.T])
+    mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
+    q = p + (labels is not None)
+    grams = np.zeros((n_classes, q, q))
+    for rows in _chunks(X.shape[0]):
+        XA = X[rows] @ A
+        if n_classes == 1:
+            Z = _preprocess_project(XA[:, :p], XA[:, p], sq[rows], inv_norms[rows], mu_projected[0], mu_sq[0])
+        else:
+            c = codes[rows]
+            x_mu = np.take_along_axis(XA, (p + c)[:, None], axis=1)[:, 0]
+            Z = _preprocess_project(
+                XA[:, :p], x_mu, sq[rows], inv_norms[rows], np.take(mu_projected, c, axis=0), mu_sq[c]
+            )
+        if labels is not None:
+            Z = np.column_stack([Z, labels[rows]])
+        if n_classes == 1:
+            grams[0] += Z.T @ Z
+            continue
+        for j in range(n_classes):
+            Zj = np.compress(c == j, Z, axis=0)
+            grams[j] += Zj.T @ Zj
+    return grams
+
+
+class RONGauss(TransformerMixin, PrivateEstimator):
+    """RON-Gauss synthetic-data generator (paper Algorithms 1-5), epsilon-DP.
+
+    Parameters
+    ----------
+    n_components : int
+        Projected dimension ``p`` (``1 <= p <= m``; ``p = m`` is a random rotation, i.e. the
+        Gaussian model without dimensionality reduction).
+    epsilon : float
+        Total budget ``epsilon = epsilon_mu + epsilon_Sigma`` (Theorems 3-5). ``numpy.inf`` turns
+        all noise off: the non-private limit, e.g. for the generative-model demo of Section 6.3.
+    mode : {"unsupervised", "supervised", "gmm"}
+        Algorithm 3, 4 or 5.
+    mean_fraction : float in (0, 1)
+        ``epsilon_mu / epsilon``; the paper uses 0.3 (Section 5.2).
+    label_bound : float
+        Public label bound ``a`` (supervised mode only); labels are clipped to ``[-a, a]``.
+    reconstruct : bool
+        Return samples in R^m as ``W x_tilde`` instead of R^p.
+    add_mean : bool
+        Add the DP mean back (``W^T mu_dp`` in R^p, ``mu_dp`` in R^m); not for ``"gmm"``, where
+        Algorithm 5 always samples around the class means.
+    projection : {"haar", "paper"}
+        ``"haar"``: :func:`dpnb.numerics.linalg.haar_stiefel`; ``"paper"``: :func:`algorithm2_projection`.
+    noise : {"float", "exact"}
+        ``"float"`` (default): numpy's floating-point Laplace noise (its set of possible outputs
+        depends on the data, Mironov 2012); ``"exact"``: exact discrete Laplace noise on a grid
+        (:func:`dpnb.privacy.mechanisms.laplace_mechanism` and its symmetric variant), DP as stated.
+    random_state : None, int, SeedSequence or Generator
+
+    Attributes
+    ----------
+    components_ : ndarray (n_components, n_features)
+        The projection ``W^T`` (orthonormal rows); projected rows are ``x_bar @ components_.T``.
+    mean_ : ndarray (n_features,)
+        DP mean (unsupervised/supervised).
+    covariance_ : ndarray
+        DP second-moment matrix after projection onto the PSD cone (what is sampled from);
+        ``(p + 1) x (p + 1)`` in supervised mode, the label last.
+    class_means_, class_covariances_, classes_, class_counts_ : gmm mode only
+        ``class_counts_`` are exact: they are public by assumption.
+    budget_ : dict
+        ``{"mean": (epsilon_mu, 0.0), "covariance": (epsilon_Sigma, 0.0)}``; in gmm mode each
+        class spends the same amounts on its own rows (parallel composition, ``n_c`` public).
+    sensitivity_ : dict
+        ``{"mean": ..., "covariance": ...}``: L1 sensitivities the noise was calibrated to
+        (covariance: upper triangle). In gmm mode each value is an array over ``classes_``.
+    n_features_in_ : int
+    """
+
+    def __init__(
+        self,
+        n_components=2,
+        epsilon=1.0,
+        *,
+        mode="unsupervised",
+        mean_fraction=0.3,
+        label_bound=None,
+        reconstruct=False,
+        add_mean=False,
+        projection="haar",
+        noise="float",
+        random_state=None,
+    ):
+        self.n_components = n_components
+        self.epsilon = epsilon
+        self.mode = mode
+        self.mean_fraction = mean_fraction
+        self.label_bound = label_bound
+        self.reconstruct = reconstruct
+        self.add_mean = add_mean
+        self.projection = projection
+        self.noise = noise
+        self.random_state = random_state
+
+    # -- validation ---------------------------------------------------------------------
+    def _check_params(self):
+        epsilon, _ = self._check_privacy(needs_delta=False)
+        check_choice(self.mode, "mode", MODES)
+        check_choice(self.projection, "projection", PROJECTIONS)
+        check_noise(self.noise)
+        frac = self.mean_fraction
+        if isinstance(frac, bool) or not isinstance(frac, numbers.Real):
+            raise TypeError(f"mean_fraction must be a real number in (0, 1), got {type(frac).__name__}")
+        if not 0 < frac < 1:
+            raise ValueError(f"mean_fraction must lie in (0, 1), e.g. 0.3, got {frac!r}")
+        for name in ("reconstruct", "add_mean"):
+            if not isinstance(getattr(self, name), bool):
+                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        if self.mode == "supervised":
+            if self.label_bound is None:
+                raise ValueError("mode='supervised' needs label_bound (the public bound a with y in [-a, a])")
+            check_positive(self.label_bound, "label_bound")
+        elif self.label_bound is not None:
+            raise ValueError("label_bound is only used with mode='supervised'; leave it None")
+        if self.add_mean and self.mode == "gmm":
+            raise ValueError("add_mean does not apply to mode='gmm' (Algorithm 5 always uses the class means)")
+        self.budget_ = split_budget(epsilon, 0.0, {"mean": (frac, 0.0), "covariance": (1 - frac, 0.0)})
+
+    def _check_y(self, y, n):
+        if self.mode == "unsupervised":
+            return None
+        if y is None:
+            raise ValueError(f"mode={self.mode!r} needs labels y")
+        y = np.asarray(y)
+        if y.ndim != 1 or y.shape[0] != n:
+            raise ValueError(f"y must be 1-dimensional with {n} entries (one per row of X), got shape {y.shape}")
+        if self.mode == "supervised":
+            return check_array(y, ndim=1, name="y")
+        if y.dtype.kind in "fc" and not np.all(np.isfinite(y)):
+            raise ValueError("y contains NaN or infinite class labels; drop those records or give them a class")
+        return y
+
+    # -- Algorithm 1 and the covariance step --------------------------------------------
+    def _dp_mean(self, mean, sensitivity, rng):
+        """Laplace DP release of the mean of the pre-normalised rows (Lemma 2: ``2 sqrt(m) / n``)."""
+        return laplace_mechanism(mean, sensitivity, self.budget_["mean"][0], random_state=rng, noise=self.noise)
+
+    def _dp_second_moment(self, gram, n, label_bound, rng):
+        """``gram / n`` (``gram = Z^T Z`` over ``n`` rows) with mirrored Laplace noise (corrected Lemma 4/5), then
+        PSD projection."""
+        q = gram.shape[0]
+        sens = covariance_sensitivity(q if label_bound is None else q - 1, n, label_bound)
+        S = symmetric_laplace_mechanism(
+            gram / n, sens, self.budget_["covariance"][0], random_state=rng, noise=self.noise
+        )
+        return project_psd(S), sens
+
+    def _draw_projection(self, m, p, rng):
+        if self.projection == "paper":
+            return algorithm2_projection(m, p, random_state=rng)
+        return haar_stiefel(m, p, random_state=rng).T
+
+    # -- public API -----------------------------------------------------------------------
+    def fit(self, X, y=None):
+        """Fit the DP model to ``X`` (n x m; any finite values, rows are normalised inside).
+
+        ``y``: required for ``"supervised"`` (real labels, clipped to ``[-label_bound,
+        label_bound]``) and ``"gmm"`` (class labels; each class needs >= 1 row); ignored for
+        ``"unsupervised"``.
+        """
+        self._check_params()
+        X = check_array(X, ndim=2, finite=False)  # finiteness: from the row norms below
+        n, m = X.shape
+        p = check_n_components(self.n_components, m)
+        y = self._check_y(y, n)
+        rng = self._make_rng()
+        components = self._draw_projection(m, p, rng)
+        if self.mode == "gmm":
+            classes, codes, counts = _encode_labels(y)
+        else:
+            codes, counts = np.zeros(n, dtype=np.intp), np.array([n])
+        with np.errstate(invalid="ignore"):  # only a NaN or an infinity in X is invalid here, and it is rejected next
+            sq, inv_norms, sums = _class_sums(X, codes, len(counts))
+        if not np.isfinite(sq).all():  # a NaN or an infinity in a row makes its squared norm NaN or inf
+            check_array(X, ndim=2)  # raises the usual message (finite rows whose square overflows pass)
+        self.n_features_in_ = m
+        self._rng = rng  # sample() continues this stream
+        self.components_ = components
+        if self.mode == "gmm":
+            self.classes_, self.class_counts_ = classes, counts
+        mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
+        means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
+        a = None if self.mode != "supervised" else float(self.label_bound)
+        labels = None if a is None else np.clip(y, -a, a)
+        grams = _class_second_moments(X, codes, sq, inv_norms, self.components_, means, labels)
+        covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
+        if self.mode == "gmm":
+            self.class_means_, self.class_covariances_ = means, np.array(covs)
+            self.sensitivity_ = {"mean": mean_sens, "covariance": np.array(cov_sens)}
+        else:
+            self.mean_, self.covariance_ = means[0], covs[0]
+            self.sensitivity_ = {"mean": mean_sens[0], "covariance": cov_sens[0]}
+        return self
+
+    def _output_space(self, Z):
+        """Map projected rows to the released space: + W^T mu (add_mean), W . (reconstruct)."""
+        W = self.components_
+        if self.reconstruct:
+            Z = Z @ W
+            return Z + self.mean_ if self.add_mean else Z
+        return Z + W @ self.mean_ if self.add_mean else Z
+
+    def sample(self, n_samples):
+        """Draw synthetic rows from the fitted DP Gaussian model (post-processing, no extra budget).
+
+        Returns
+        -------
+        X_syn : ndarray (n_samples, n_components), or (n_samples, n_features) with ``reconstruct=True``
+        y_syn : ndarray (n_samples,) or None
+            None for ``"unsupervised"``; real labels (not clipped) for ``"supervised"``; class
+            labels for ``"gmm"`` (class sizes multinomial with the public proportions ``n_c / n``;
+            rows shuffled). The pair is returned in every mode.
+        """
+        check_is_fitted(self, "components_")
+        n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
+        rng = self._rng
+        p = self.components_.shape[0]
+        if self.mode == "unsupervised":
+            return self._output_space(gaussian_draws(np.zeros(p), self.covariance_, n_samples, random_state=rng)), None
+        if self.mode == "supervised":
+            Z = gaussian_draws(np.zeros(p + 1), self.covariance_, n_samples, random_state=rng)
+            return self._output_space(Z[:, :p]), Z[:, p]
+        sizes = rng.multinomial(n_samples, self.class_counts_ / self.class_counts_.sum())
+        parts = [
+            gaussian_draws(self.components_ @ mu, cov, k, random_state=rng)
+            for mu, cov, k in zip(self.class_means_, self.class_covariances_, sizes)
+        ]
+        order = rng.permutation(n_samples)
+        X_syn = np.concatenate(parts)[order]
+        y_syn = np.repeat(self.classes_, sizes)[order]
+        return (X_syn @ self.components_ if self.reconstruct else X_syn), y_syn
+
+    def transform(self, X):
+        """Map real rows (e.g. a test set) to the space the synthetic rows live in.
+
+        Uses only released quantities (``mu_dp``, ``W``), so it costs no budget. Unsupervised
+        and supervised: pre-normalise, centre with ``mu_dp``, re-normalise, project, then the
+        ``add_mean`` / ``reconstruct`` options. gmm: pre-normalise and project (Algorithm 5
+        samples around ``W^T mu_c``, i.e. uncentred coordinates).
+        """
+        check_is_fitted(self, "components_")
+        X = check_array(X, ndim=2)
+        if X.shape[1] != self.n_features_in_:
+            raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}")
+        sq, inv_norms = _row_norms(X)
+        if self.mode == "gmm":
+            Z = (X @ self.components_.T) * inv_norms[:, None]
+            return Z @ self.components_ if self.reconstruct else Z
+        XA = X @ np.column_stack([self.components_.T, self.mean_])
+        p = self.components_.shape[0]
+        mu = self.mean_
+        Z = _preprocess_project(XA[:, :p], XA[:, p], sq, inv_norms, self.components_ @ mu, mu @ mu)
+        return self._output_space(Z)

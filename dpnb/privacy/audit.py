@@ -1,0 +1,664 @@
+"""Empirical privacy audits.
+
+Two tools, both used by every paper notebook:
+
+1. :func:`search_sensitivity` -- an adversarial search over neighbouring datasets for the
+   largest ``||f(X) - f(X')||``. A search can only give a *lower* bound on the true
+   sensitivity, so it refutes a published bound (when it exceeds it) but never proves one; the
+   notebooks pair it with a derivation.
+2. :func:`audit_epsilon` -- a statistical audit that runs a mechanism many times on a fixed
+   neighbouring pair and returns a one-sided lower confidence bound on the epsilon it really
+   satisfies (Clopper-Pearson on the best threshold event, threshold chosen on a separate
+   half of the samples so the bound stays valid).
+
+Neighbour relations are small objects that know how to draw a valid pair ``(X, X')`` and
+how to move it while keeping it valid; subclass :class:`NeighborRelation` for a new one.
+
+Both tools have an opt-in batched path (``batched=True``) for queries and mechanisms that
+evaluate a whole stack of datasets or draw many outputs per call: the search then advances all
+its starts in lockstep and evaluates every start's candidate pair in one query call, and the
+audit draws all runs on a dataset in one mechanism call. The default (serial) paths are
+unchanged: at equal inputs and generator they make the same draws in the same order.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from dpnb.ground.validation import check_delta, check_integer, check_positive, check_random_state
+from dpnb.numerics.stats import clopper_pearson
+
+
+# --------------------------------------------------------------------------------------
+# Neighbour relations
+# --------------------------------------------------------------------------------------
+class NeighborRelation(ABC):
+    """A neighbour relation on ``n x d`` datasets over a data domain.
+
+    Subclasses implement :meth:`random_row`, :meth:`project_row` and :meth:`neighbor`.
+    The search keeps the differing row index at 0 without loss of generality for queries
+    symmetric in the rows; pass ``row_index`` to :func:`search_sensitivity` otherwise.
+
+    The row-stack methods :meth:`random_rows`, :meth:`project_rows`, :meth:`perturb_rows` and
+    :meth:`neighbors` serve the batched search; by default they loop over the one-row methods,
+    and a subclass may override them with vectorised versions of the same moves.
+    """
+
+    description: str = ""
+
+    @abstractmethod
+    def random_row(self, d: int, rng: np.random.Generator) -> np.ndarray:
+        """A random point of the domain (starts of the search)."""
+
+    @abstractmethod
+    def project_row(self, row: np.ndarray) -> np.ndarray:
+        """The nearest point of the domain to ``row``."""
+
+    def neighbor(self, X: np.ndarray, i: int, candidate: np.ndarray) -> np.ndarray:
+        """``X`` with row ``i`` replaced by the projection of ``candidate``."""
+        X2 = X.copy()
+        X2[i] = self.project_row(candidate)
+        return X2
+
+    def perturb_row(self, row: np.ndarray, rng: np.random.Generator, step: float) -> np.ndarray:
+        """A random local move of one row, projected back to the domain."""
+        return self.project_row(row + step * rng.standard_normal(row.shape))
+
+    def random_rows(self, m: int, d: int, rng: np.random.Generator) -> np.ndarray:
+        """``m`` random points of the domain, shape ``(m, d)``."""
+        return np.stack([self.random_row(d, rng) for _ in range(m)])
+
+    def project_rows(self, rows: np.ndarray) -> np.ndarray:
+        """:meth:`project_row` applied to each row of an ``(m, d)`` stack."""
+        return np.stack([self.project_row(row) for row in rows])
+
+    def perturb_rows(self, rows: np.ndarray, rng: np.random.Generator, steps: np.ndarray) -> np.ndarray:
+        """``perturb_row`` applied to each row of an ``(m, d)`` stack, row ``k`` with ``steps[k]``."""
+        return np.stack([self.perturb_row(row, rng, step) for row, step in zip(rows, steps)])
+
+    def neighbors(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:
+        """:meth:`neighbor` on a stack: ``X`` of shape ``(m, n, d)``, one candidate row per dataset."""
+        if type(self).neighbor is NeighborRelation.neighbor:
+            X2 = X.copy()
+            X2[:, i] = self.project_rows(candidates)
+            return X2
+        return np.stack([self.neighbor(x, i, c) for x, c in zip(X, candidates)])
+
+
+class ReplaceRowBox(NeighborRelation):
+    """Replace one row by any row of the box ``[low, high]^d`` (bounds may be per-column)."""
+
+    def __init__(self, low=-1.0, high=1.0):
+        self.low = np.asarray(low, dtype=float)
+        self.high = np.asarray(high, dtype=float)
+        if np.any(self.low >= self.high):
+            raise ValueError("ReplaceRowBox needs low < high in every coordinate")
+        self.description = f"replace one row inside the box [{low}, {high}]^d"
+
+    def _bounds(self, d):
+        return np.broadcast_to(self.low, (d,)), np.broadcast_to(self.high, (d,))
+
+    def random_row(self, d, rng):
+        low, high = self._bounds(d)
+        u = rng.random(d)
+        if rng.random() < 0.5:  # half the starts at vertices, where box-bounded extremes usually sit
+            u = np.round(u)
+        return low + u * (high - low)
+
+    def project_row(self, row):
+        return np.clip(row, self.low, self.high)
+
+    def perturb_row(self, row, rng, step):
+        low, high = self._bounds(row.size)
+        new = row + step * (high - low) * rng.standard_normal(row.shape)
+        if rng.random() < 0.3:  # snap one coordinate to a face of the box
+            j = rng.integers(row.size)
+            new[j] = low[j] if rng.random() < 0.5 else high[j]
+        return self.project_row(new)
+
+    def random_rows(self, m, d, rng):
+        low, high = self._bounds(d)
+        u = rng.random((m, d))
+        vertex = rng.random(m) < 0.5  # as random_row: half the rows at vertices
+        u[vertex] = np.round(u[vertex])
+        return low + u * (high - low)
+
+    def project_rows(self, rows):
+        return self.project_row(rows)  # np.clip broadcasts over the stack
+
+    def perturb_rows(self, rows, rng, steps):
+        m, d = rows.shape
+        low, high = self._bounds(d)
+        new = rows + np.asarray(steps, dtype=float)[:, None] * (high - low) * rng.standard_normal(rows.shape)
+        snap = np.flatnonzero(rng.random(m) < 0.3)  # as perturb_row: snap one coordinate to a face
+        j = rng.integers(d, size=snap.size)
+        new[snap, j] = np.where(rng.random(snap.size) < 0.5, low[j], high[j])
+        return self.project_rows(new)
+
+
+class ReplaceRowL2Ball(NeighborRelation):
+    """Replace one row by any row of L2 norm <= ``radius`` (``on_sphere``: norm exactly ``radius``)."""
+
+    def __init__(self, radius=1.0, on_sphere: bool = False):
+        self.radius = check_positive(radius, "radius")
+        self.on_sphere = bool(on_sphere)
+        shape = "sphere" if on_sphere else "ball"
+        self.description = f"replace one row inside the L2 {shape} of radius {radius}"
+
+    def random_row(self, d, rng):
+        v = rng.standard_normal(d)
+        v *= self.radius / np.linalg.norm(v)
+        return v if self.on_sphere or rng.random() < 0.5 else v * rng.random() ** (1 / d)
+
+    def project_row(self, row):
+        return self.project_rows(row[None, :])[0]
+
+    def perturb_row(self, row, rng, step):
+        return self.project_row(row + step * self.radius * rng.standard_normal(row.shape))
+
+    def random_rows(self, m, d, rng):
+        v = rng.standard_normal((m, d))
+        v *= self.radius / np.linalg.norm(v, axis=1, keepdims=True)
+        if not self.on_sphere:  # as random_row: half the rows moved inside, radius u^(1/d)
+            inside = np.flatnonzero(rng.random(m) < 0.5)
+            v[inside] *= rng.random((inside.size, 1)) ** (1 / d)
+        return v
+
+    def project_rows(self, rows):
+        norm = np.linalg.norm(rows, axis=1, keepdims=True)
+        scale = np.divide(self.radius, norm, out=np.ones_like(norm), where=norm > 0)
+        out = rows * (scale if self.on_sphere else np.minimum(scale, 1.0))
+        if self.on_sphere:
+            out[norm[:, 0] == 0, 0] = self.radius  # the zero row goes to radius * e_1
+        return out
+
+    def perturb_rows(self, rows, rng, steps):
+        noise = np.asarray(steps, dtype=float)[:, None] * self.radius * rng.standard_normal(rows.shape)
+        return self.project_rows(rows + noise)
+
+
+class ChangeOneAttribute(ReplaceRowBox):
+    """Change a single attribute of a single record within ``[low, high]`` (DPPro's neighbours)."""
+
+    def __init__(self, low=0.0, high=1.0, attribute: int | None = None):
+        super().__init__(low, high)
+        self.attribute = attribute
+        self.description = f"change one attribute of one record within [{low}, {high}]"
+
+    def neighbor(self, X, i, candidate):
+        X2 = X.copy()
+        j = self.attribute if self.attribute is not None else int(np.argmax(np.abs(candidate - X[i])))
+        X2[i, j] = self.project_row(candidate)[j]
+        return X2
+
+
+class LabelledBall(NeighborRelation):
+    """Rows ``(x, y)``: ``x`` in the L2 ball of radius ``radius`` (all but the last column) and a
+    real label ``|y| <= label_bound`` in the last column; replace one whole row (RON-Gauss's
+    supervised setting, Sec. 4.3)."""
+
+    def __init__(self, label_bound=1.0, radius=1.0):
+        self.label_bound = check_positive(label_bound, "label_bound")
+        self.ball = ReplaceRowL2Ball(radius)
+        self.description = f"replace one (x, y) with ||x|| <= {radius}, |y| <= {label_bound}"
+
+    def random_row(self, d, rng):
+        return np.append(self.ball.random_row(d - 1, rng), rng.uniform(-self.label_bound, self.label_bound))
+
+    def project_row(self, row):
+        return self.project_rows(row[None, :])[0]
+
+    def random_rows(self, m, d, rng):
+        labels = rng.uniform(-self.label_bound, self.label_bound, m)
+        return np.column_stack([self.ball.random_rows(m, d - 1, rng), labels])
+
+    def project_rows(self, rows):
+        labels = np.clip(rows[:, -1], -self.label_bound, self.label_bound)
+        return np.column_stack([self.ball.project_rows(rows[:, :-1]), labels])
+
+    def perturb_rows(self, rows, rng, steps):
+        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
+
+
+class LabelledBox(NeighborRelation):
+    """Rows ``(z, c)``: features in the box ``[low, high]`` (all but the last column) and a class
+    label ``c`` in ``{0, ..., n_classes - 1}`` (last column); the replacement may change the class."""
+
+    def __init__(self, low=-1.0, high=1.0, n_classes: int = 2):
+        self.box = ReplaceRowBox(low, high)
+        self.n_classes = check_integer(n_classes, "n_classes", minimum=2)
+        self.description = f"replace one labelled row in [{low}, {high}]^d (its class may change)"
+
+    def random_row(self, d, rng):
+        return np.append(self.box.random_row(d - 1, rng), rng.integers(0, self.n_classes))
+
+    def project_row(self, row):
+        label = float(np.clip(np.round(row[-1]), 0, self.n_classes - 1))
+        return np.append(self.box.project_row(row[:-1]), label)
+
+    def perturb_row(self, row, rng, step):
+        new = np.append(self.box.perturb_row(row[:-1], rng, step), row[-1])
+        if rng.random() < 0.3:
+            new[-1] = rng.integers(0, self.n_classes)
+        return self.project_row(new)
+
+    def random_rows(self, m, d, rng):
+        return np.column_stack([self.box.random_rows(m, d - 1, rng), rng.integers(0, self.n_classes, size=m)])
+
+    def project_rows(self, rows):
+        labels = np.clip(np.round(rows[:, -1]), 0, self.n_classes - 1)
+        return np.column_stack([self.box.project_rows(rows[:, :-1]), labels])
+
+    def perturb_rows(self, rows, rng, steps):
+        new = np.column_stack([self.box.perturb_rows(rows[:, :-1], rng, steps), rows[:, -1]])
+        relabel = np.flatnonzero(rng.random(len(rows)) < 0.3)  # as perturb_row: a new class with probability 0.3
+        new[relabel, -1] = rng.integers(0, self.n_classes, size=relabel.size)
+        return self.project_rows(new)
+
+
+class FlipOneBit(NeighborRelation):
+    """Binary data in {0, 1}^d; neighbours differ in one attribute of one record."""
+
+    description = "flip one binary attribute of one record"
+
+    def random_row(self, d, rng):
+        return rng.integers(0, 2, size=d).astype(float)
+
+    def project_row(self, row):
+        return (row >= 0.5).astype(float)
+
+    def perturb_row(self, row, rng, step):
+        new = row.copy()
+        flips = max(1, int(round(step * row.size / 4)))
+        idx = rng.choice(row.size, size=min(flips, row.size), replace=False)
+        new[idx] = 1 - new[idx]
+        return new
+
+    def neighbor(self, X, i, candidate):
+        X2 = X.copy()
+        diff = np.flatnonzero(candidate != X[i])
+        j = int(diff[0]) if diff.size else 0
+        X2[i, j] = 1 - X2[i, j]
+        return X2
+
+
+# --------------------------------------------------------------------------------------
+# Adversarial sensitivity search
+# --------------------------------------------------------------------------------------
+def _distance(a, b, norm) -> float:
+    if callable(norm):
+        return float(norm(a, b))
+    diff = np.ravel(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
+    if norm == 1:
+        return float(np.abs(diff).sum())
+    if norm == 2:
+        return float(np.sqrt(diff @ diff))
+    if norm == np.inf or norm == "inf":
+        return float(np.abs(diff).max())
+    if norm == "spectral":
+        D = np.asarray(a, dtype=float) - np.asarray(b, dtype=float)
+        return float(np.linalg.norm(D, 2))
+    raise ValueError(f"norm must be 1, 2, 'inf', 'spectral' or a callable, got {norm!r}")
+
+
+def _pair_distances(query, X, Xp, norm) -> np.ndarray:
+    """:func:`_distance` between ``query(X[k])`` and ``query(Xp[k])`` for each ``k``, in one ``query`` call."""
+    m = len(X)
+    both = np.asarray(query(np.concatenate([X, Xp])))
+    if both.shape[:1] != (2 * m,):
+        raise ValueError(f"a batched query must return one output per dataset ({2 * m}), got shape {both.shape}")
+    a, b = both[:m], both[m:]
+    if callable(norm):
+        return np.array([float(norm(x, y)) for x, y in zip(a, b)])
+    diff = a.astype(float) - b.astype(float)
+    if norm == "spectral":
+        return np.linalg.norm(diff, 2, axis=(-2, -1))
+    flat = diff.reshape(m, -1)
+    if norm == 1:
+        return np.abs(flat).sum(axis=1)
+    if norm == 2:
+        return np.sqrt(np.einsum("ij,ij->i", flat, flat))
+    return np.abs(flat).max(axis=1)  # 'inf' (the norm was validated before)
+
+
+def _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng):
+    """(1+1) evolution strategies from every start pair of ``X``, ``Xp`` (shape ``(m, n, d)``) in lockstep.
+
+    Each step perturbs every start's pair as :func:`search_sensitivity` does and evaluates all ``2 m``
+    datasets in one ``query`` call. Returns the final distances and pairs.
+    """
+    m, n, d = X.shape
+    value = _pair_distances(query, X, Xp, norm)
+    step = np.full(m, 0.5)
+    for _ in range(n_steps):
+        X2 = relation.perturb_rows(X.reshape(m * n, d), rng, np.repeat(step, n)).reshape(m, n, d)
+        Xp2 = relation.neighbors(X2, row_index, relation.perturb_rows(Xp[:, row_index], rng, step))
+        v2 = _pair_distances(query, X2, Xp2, norm)
+        better = v2 > value
+        X[better], Xp[better], value[better] = X2[better], Xp2[better], v2[better]
+        step = np.where(better, np.minimum(step * 1.5, 2.0), np.maximum(step * 0.9, 1e-4))
+    return value, X, Xp
+
+
+@dataclass
+class SensitivityAudit:
+    """Outcome of :func:`search_sensitivity`.
+
+    Attributes
+    ----------
+    max_found : float
+        Largest distance found (a lower bound on the true sensitivity).
+    claimed : float or None
+        The published bound being audited.
+    X, X_prime : ndarray
+        The neighbouring pair that attains ``max_found``.
+    n_evaluations : int
+        Number of query pairs evaluated.
+    """
+
+    max_found: float
+    claimed: float | None
+    X: np.ndarray
+    X_prime: np.ndarray
+    norm: object
+    n_evaluations: int
+    history: list = field(default_factory=list, repr=False)
+
+    @property
+    def ratio(self) -> float:
+        """``max_found / claimed`` (nan when no bound was claimed)."""
+        return float("nan") if not self.claimed else self.max_found / self.claimed
+
+    @property
+    def exceeds(self) -> bool:
+        """True when the search found a pair beyond the claimed bound (beyond rounding)."""
+        return self.claimed is not None and self.max_found > self.claimed * (1 + 1e-9) + 1e-12
+
+    def summary(self, precision: int = 4) -> str:
+        """One line: found vs claimed, at fixed precision."""
+        if self.claimed is None:
+            return f"max found {self.max_found:.{precision}f} ({self.n_evaluations} evaluations)"
+        verdict = "EXCEEDS the claimed bound" if self.exceeds else "within the claimed bound"
+        return (
+            f"max found {self.max_found:.{precision}f} vs claimed {self.claimed:.{precision}f} "
+            f"(ratio {self.ratio:.{precision}f}): {verdict}"
+        )
+
+
+def search_sensitivity(
+    query: Callable,
+    relation: NeighborRelation,
+    n: int,
+    d: int,
+    *,
+    norm=2,
+    claimed: float | None = None,
+    n_starts: int = 20,
+    n_steps: int = 200,
+    starts=None,
+    row_index: int = 0,
+    random_state=None,
+    batched: bool = False,
+) -> SensitivityAudit:
+    """Search for the neighbouring pair maximising ``||query(X) - query(X')||``.
+
+    Random starts (plus any given ``starts``) are improved by a (1+1) evolution strategy
+    with a 1/5-success step-size rule: each step moves every row of ``X`` and the replacement
+    row, projects them back to the domain and keeps the move if the distance grew.
+
+    Parameters
+    ----------
+    query : callable
+        ``query(X) -> array``; any output shape.
+    relation : NeighborRelation
+    n, d : int
+        Dataset size and dimension searched over.
+    norm : 1, 2, 'inf', 'spectral' or callable(a, b) -> float
+        Distance between outputs; 1 and 2 act on the flattened output (entrywise).
+    claimed : float, optional
+        The published sensitivity, reported beside the search result.
+    n_starts, n_steps : int
+        Random restarts and local steps per start.
+    starts : iterable of (X, X_prime), optional
+        Hand-crafted starting pairs (e.g. a suspected worst case) tried before random ones.
+    row_index : int
+        Index of the row that differs.
+    random_state : None, int or Generator
+    batched : bool
+        Opt-in fast path. ``query`` then maps a stack of datasets, shape ``(m, n, d)``, to the
+        stack of their outputs (first axis ``m``); all starts advance in lockstep, each step
+        evaluating every start's candidate pair in one call, with the relation's row-stack moves
+        (:meth:`NeighborRelation.perturb_rows`). Same search, different random draws: at equal
+        seed its result differs from the serial path's.
+    """
+    if not isinstance(relation, NeighborRelation):
+        raise ValueError("relation must be a NeighborRelation instance (e.g. ReplaceRowBox())")
+    n, d, n_starts = (check_integer(v, name) for v, name in ((n, "n"), (d, "d"), (n_starts, "n_starts")))
+    n_steps = check_integer(n_steps, "n_steps", minimum=0)
+    if not (0 <= row_index < n):
+        raise ValueError(f"row_index must be in [0, n={n}), got {row_index}")
+    if claimed is not None:
+        claimed = float(claimed)
+    _distance(np.zeros(1), np.zeros(1), norm)  # validates `norm` before any work
+    rng = check_random_state(random_state)
+
+    start_pairs = [(np.array(a, dtype=float), np.array(b, dtype=float)) for a, b in (starts or [])]
+    for X, Xp in start_pairs:
+        if X.shape != (n, d) or Xp.shape != (n, d):
+            raise ValueError(f"start pairs must have shape ({n}, {d}), got {X.shape} and {Xp.shape}")
+    if batched:
+        X = relation.random_rows(n_starts * n, d, rng).reshape(n_starts, n, d)
+        Xp = relation.neighbors(X, row_index, relation.random_rows(n_starts, d, rng))
+        X = np.concatenate([np.array([a for a, _ in start_pairs]).reshape(-1, n, d), X])
+        Xp = np.concatenate([np.array([b for _, b in start_pairs]).reshape(-1, n, d), Xp])
+        values, X, Xp = _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng)
+        k = int(np.argmax(values))
+        return SensitivityAudit(
+            max_found=float(values[k]),
+            claimed=claimed,
+            X=X[k],
+            X_prime=Xp[k],
+            norm=norm,
+            n_evaluations=2 * len(values) * (n_steps + 1),
+            history=[float(v) for v in values],
+        )
+
+    best = (-np.inf, None, None)
+    evaluations = 0
+    history = []
+    for _ in range(n_starts):
+        X = np.stack([relation.random_row(d, rng) for _ in range(n)])
+        start_pairs.append((X, relation.neighbor(X, row_index, relation.random_row(d, rng))))
+
+    for X, Xp in start_pairs:
+        fX = query(X)
+        value = _distance(fX, query(Xp), norm)
+        evaluations += 2
+        step = 0.5
+        for _ in range(n_steps):
+            X2 = np.stack([relation.perturb_row(r, rng, step) for r in X])
+            Xp2 = relation.neighbor(X2, row_index, relation.perturb_row(Xp[row_index], rng, step))
+            v2 = _distance(query(X2), query(Xp2), norm)
+            evaluations += 2
+            if v2 > value:
+                X, Xp, value = X2, Xp2, v2
+                step = min(step * 1.5, 2.0)
+            else:
+                step = max(step * 0.9, 1e-4)
+        history.append(value)
+        if value > best[0]:
+            best = (value, X, Xp)
+    return SensitivityAudit(
+        max_found=float(best[0]),
+        claimed=claimed,
+        X=best[1],
+        X_prime=best[2],
+        norm=norm,
+        n_evaluations=evaluations,
+        history=history,
+    )
+
+
+# --------------------------------------------------------------------------------------
+# Statistical epsilon audit
+# --------------------------------------------------------------------------------------
+@dataclass
+class EpsilonAudit:
+    """Outcome of :func:`audit_epsilon`.
+
+    ``epsilon_lower`` is a one-sided lower confidence bound (level ``1 - alpha``) on the epsilon
+    the mechanism satisfies at ``delta``; ``claimed`` is the epsilon it advertises.
+    """
+
+    epsilon_lower: float
+    claimed: float | None
+    delta: float
+    alpha: float
+    threshold: float
+    direction: str
+    counts: tuple
+    n_samples: int
+
+    @property
+    def violates(self) -> bool:
+        """True when the lower bound exceeds the advertised epsilon: a refuted guarantee."""
+        return self.claimed is not None and self.epsilon_lower > self.claimed
+
+    def summary(self, precision: int = 3) -> str:
+        base = (
+            f"epsilon >= {self.epsilon_lower:.{precision}f} with confidence {1 - self.alpha:.2f} "
+            f"({self.n_samples} runs per dataset)"
+        )
+        if self.claimed is None:
+            return base
+        return base + (f"; claimed {self.claimed:.{precision}f}: " + ("VIOLATED" if self.violates else "consistent"))
+
+
+def _event_epsilon(k_num, k_den, m, delta, confidence):
+    lo_num = clopper_pearson(k_num, m, confidence)[0]
+    hi_den = clopper_pearson(k_den, m, confidence)[1]
+    num = lo_num - delta
+    return np.log(num / hi_den) if num > 0 and hi_den > 0 else 0.0
+
+
+def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.0, alpha=0.05) -> EpsilonAudit:
+    """The event ``{s > t}`` or ``{s < t}`` chosen on one half of the runs, evaluated on the other.
+
+    ``selection`` and ``evaluation`` are pairs ``(statistic on X, statistic on X')`` of equal-size
+    halves. Over ``thresholds``, both sides and both orders of the pair, the selection half picks
+    the event maximising the plug-in bound; the evaluation half then gives
+    ``epsilon >= log((P_lower[S] - delta) / P_upper[S'])`` with Clopper-Pearson bounds at level
+    ``1 - alpha/2`` each, valid with probability at least ``1 - alpha`` because the event does not
+    depend on the evaluation half. Shared by :func:`audit_epsilon` and
+    :func:`dpnb.privacy.audit_power.audit_epsilon_tails`.
+    """
+    confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
+    sorted_sel = [np.sort(np.asarray(x, dtype=float).ravel()) for x in selection]
+    m_sel = sorted_sel[0].size
+    best = (-np.inf, None, None)
+    for t in thresholds:
+        above = [m_sel - int(np.searchsorted(x, t, side="right")) for x in sorted_sel]
+        below = [int(np.searchsorted(x, t, side="left")) for x in sorted_sel]
+        for side, k in (("above", above), ("below", below)):
+            for num, den in ((0, 1), (1, 0)):
+                e = _event_epsilon(k[num], k[den], m_sel, delta, confidence)
+                if e > best[0]:
+                    best = (e, t, (side, num, den))
+    t, (side, num, den) = best[1], best[2]
+    m_ev = len(evaluation[0])
+    evaluation = [np.asarray(x, dtype=float).ravel() for x in evaluation]
+    k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in evaluation]
+    eps_lb = max(0.0, float(_event_epsilon(k[num], k[den], m_ev, delta, confidence)))
+    label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"
+    return EpsilonAudit(
+        epsilon_lower=eps_lb,
+        claimed=None if claimed is None else float(claimed),
+        delta=float(delta),
+        alpha=float(alpha),
+        threshold=float(t),
+        direction=label,
+        counts=(k[num], k[den]),
+        n_samples=int(m_sel + m_ev),
+    )
+
+
+def audit_epsilon(
+    mechanism: Callable,
+    X,
+    X_prime,
+    *,
+    n_samples: int = 10_000,
+    statistic=None,
+    claimed: float | None = None,
+    delta: float = 0.0,
+    alpha: float = 0.05,
+    n_thresholds: int = 50,
+    random_state=None,
+    batched: bool = False,
+) -> EpsilonAudit:
+    """One-sided lower confidence bound on the epsilon of ``mechanism`` on one neighbouring pair.
+
+    The mechanism runs ``n_samples`` times on each dataset; outputs are mapped to a scalar
+    by ``statistic``. The first half of the runs chooses the event ``{s > t}`` or ``{s < t}``
+    (and which dataset is in the numerator) maximising a plug-in epsilon; the second half
+    evaluates it: with Clopper-Pearson bounds at level ``1 - alpha/2`` on each probability,
+    ``epsilon >= log((P_lower[M(A) in S] - delta) / P_upper[M(B) in S])`` holds with
+    probability at least ``1 - alpha``.
+
+    Parameters
+    ----------
+    mechanism : callable
+        ``mechanism(data, rng) -> array or float``.
+    X, X_prime : array_like
+        A neighbouring pair.
+    statistic : callable, optional
+        Output -> float. Default: the flattened output projected on the difference of mean
+        outputs estimated from the selection half.
+    claimed : float, optional
+        Advertised epsilon, for :attr:`EpsilonAudit.violates`.
+    delta : float
+        Advertised delta (0 for pure DP).
+    alpha : float
+        One minus the confidence level of the bound.
+    batched : bool
+        Opt-in fast path: ``mechanism(data, rng, size)`` returns ``size`` outputs stacked along a
+        first axis, and ``statistic`` (if given) maps the stack of flattened outputs, shape
+        ``(size, k)``, to ``size`` scalars. A mechanism whose ``size`` draws are those of ``size``
+        separate calls (as :func:`dpnb.privacy.mechanisms.laplace_mechanism` with ``size``) gives the
+        serial path's result exactly.
+    """
+    n_samples = check_integer(n_samples, "n_samples", minimum=20)
+    if not (0 < alpha < 1):
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    if delta != 0:
+        delta = check_delta(delta)
+    rng = check_random_state(random_state)
+    if batched:
+        outs = [np.reshape(mechanism(D, rng, n_samples), (n_samples, -1)) for D in (X, X_prime)]
+    else:
+        outs = [np.array([np.ravel(mechanism(D, rng)) for _ in range(n_samples)]) for D in (X, X_prime)]
+    half = n_samples // 2
+    sel = [o[:half] for o in outs]
+    ev = [o[half:] for o in outs]
+    if statistic is None:
+        direction_vec = sel[1].mean(axis=0) - sel[0].mean(axis=0)
+        if not np.any(direction_vec):
+            direction_vec = np.ones_like(direction_vec)
+        stat = lambda out: out @ direction_vec  # noqa: E731
+        s_sel = [stat(o) for o in sel]
+        s_ev = [stat(o) for o in ev]
+    elif batched:
+        s_sel = [np.asarray(statistic(part), dtype=float).reshape(len(part)) for part in sel]
+        s_ev = [np.asarray(statistic(part), dtype=float).reshape(len(part)) for part in ev]
+    else:
+        s_sel = [np.array([statistic(o) for o in part]) for part in sel]
+        s_ev = [np.array([statistic(o) for o in part]) for part in ev]
+
+    pooled = np.concatenate(s_sel)
+    thresholds = np.unique(np.quantile(pooled, np.linspace(0.01, 0.99, n_thresholds)))
+    return threshold_audit(s_sel, s_ev, thresholds, claimed=claimed, delta=delta, alpha=alpha)
