@@ -3,10 +3,11 @@
 The package is built in wings, each standing only on the ones before it:
 
 - :mod:`dpnb.ground`: validation, random streams, compiled kernels, datasets;
-- :mod:`dpnb.numerics`: linear algebra, intervals, the Gram matrix, Bingham sampling, metrics;
+- :mod:`dpnb.numerics`: linear algebra, intervals and the tie rule, the Gram matrix, Bingham
+  sampling, metrics;
 - :mod:`dpnb.privacy`: noise mechanisms, audits and neighbour relations, the estimator contract;
 - :mod:`dpnb.papers`: one module per paper;
-- :mod:`dpnb.book`: claims tables, reports, intervals and ties, notebook parameters, comparison;
+- :mod:`dpnb.book`: claims tables, reports, notebook parameters, the comparison chapter's tasks;
 - :mod:`dpnb.tools`: ``make run``, sweeps, Jupytext pairs, emulated machines.
 
 Before the wings every module sat directly under ``dpnb``. Those import paths
@@ -47,7 +48,7 @@ MOVED = {
     "library_pca": "papers",
     "claims": "book",
     "report": "book",
-    "evaluation": "book",
+    "evaluation": "numerics",
     "parameters": "book",
     "comparison": "book",
     "run": "tools",

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.book.evaluation import Interval, decimals_for, format_interval, interval, summarize, tied_with_best
+from dpnb.numerics.evaluation import Interval, decimals_for, format_interval, interval, summarize, tied_with_best
 
 
 @pytest.mark.parametrize(

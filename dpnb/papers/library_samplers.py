@@ -52,6 +52,7 @@ from dpnb.ground.validation import (
     check_square,
 )
 from dpnb.numerics.bingham import acg_shape
+from dpnb.numerics.evaluation import tied_with_best
 from dpnb.numerics.stats import mean_ci
 
 RULES = ("kgm", "library")
@@ -546,7 +547,7 @@ def privacy_loss_maximisers(
     the eigenvectors of ``C`` and ``C'``, both signs). Where two points tie (``C = diag(3, 2, 0)``
     against ``diag(2, 3, 0)`` attains the same loss at ``e1`` and ``e2``), ``privacy_loss``'s
     single argmax is whichever round-off happens to favour, which differs between CPUs; this
-    returns the tied set by the package's tie rule, :func:`dpnb.book.evaluation.tied_with_best`
+    returns the tied set by the package's tie rule, :func:`dpnb.numerics.evaluation.tied_with_best`
     (exact values, tied within ``1e-9`` relative).
 
     Returns
@@ -558,10 +559,6 @@ def privacy_loss_maximisers(
         ``-u`` are one point, given with its first nonzero coordinate positive; in the order of
         the evaluated points.
     """
-    from dpnb.book.evaluation import (
-        tied_with_best,  # evaluation imports stats only: no cycle, kept local to this addition
-    )
-
     U, diff = _loss_on_points(C, C_prime, epsilon, sensitivity, rule, n_nodes)
     tied = U[tied_with_best(diff)]
     lead = np.argmax(np.abs(tied) > 1e-12, axis=1)  # first coordinate that is not zero (a unit vector has one)
