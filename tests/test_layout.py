@@ -94,3 +94,16 @@ def test_old_from_import_form_in_a_fresh_interpreter():
         "dpnb.mechanisms moved to dpnb.privacy.mechanisms; import it from there",
         "dpnb.privacy.mechanisms dpnb.numerics.stats",
     ]
+
+
+def test_the_api_reference_documents_every_module_under_its_wing():
+    text = (Path(__file__).resolve().parents[1] / "book" / "api.md").read_text()
+    documented = [line.split("::")[1].strip() for line in text.splitlines() if line.startswith(".. automodule::")]
+    modules = sorted(f"dpnb.{p.parent.name}.{p.stem}" for p in PACKAGE.glob("*/*.py") if not p.stem.startswith("_"))
+    assert sorted(documented) == modules
+    headings = [line for line in text.splitlines() if line.startswith("## ")]
+    order = [next(f for f in FLOORS if f"`dpnb.{f}`" in h) for h in headings]
+    assert order == sorted(set(order), key=FLOORS.index)  # one section a wing, bottom to top
+    for module in documented:  # each module in its own wing's section
+        section = text[: text.index(f".. automodule:: {module}\n")].rsplit("## ", 1)[1]
+        assert section.startswith(next(h[3:] for h in headings if f"`dpnb.{module.split('.')[1]}`" in h))
