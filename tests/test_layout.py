@@ -107,3 +107,14 @@ def test_the_api_reference_documents_every_module_under_its_wing():
     for module in documented:  # each module in its own wing's section
         section = text[: text.index(f".. automodule:: {module}\n")].rsplit("## ", 1)[1]
         assert section.startswith(next(h[3:] for h in headings if f"`dpnb.{module.split('.')[1]}`" in h))
+
+
+def test_old_module_paths_still_run_with_python_m():
+    result = subprocess.run(
+        [sys.executable, "-W", "always::DeprecationWarning", "-m", "dpnb.pairing", "--help"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert result.stdout.startswith("usage: ")
+    assert "dpnb.pairing moved to dpnb.tools.pairing; run python -m dpnb.tools.pairing" in result.stderr
