@@ -18,12 +18,13 @@ def test_identity_and_second_moment_pairs_attain_propositions_1_and_3(n, m, a):
 
 
 @pytest.mark.parametrize("m, k", [(2, 1), (4, 2), (16, 5), (8, 8)])
-def test_householder_basis_attains_two_a_sqrt_k(m, k):
-    W = wc.householder_basis(m, k)
+def test_reduced_query_attains_two_a_sqrt_k(m, k):
+    query = wc.reduced_query(m, k)
+    W = query(np.eye(m)) * np.sqrt(m)  # the basis itself
     np.testing.assert_allclose(W.T @ W, np.eye(k), atol=1e-12)
     np.testing.assert_allclose(W.T @ np.ones(m), np.sqrt(m / k) * np.ones(k), atol=1e-12)
-    change = pair_change(wc.reduced_query(m, k), *wc.opposite_vertices_pair(3, m, 1.0))
-    assert change == pytest.approx(2 * np.sqrt(k))
+    np.testing.assert_array_equal(W, wc.reduced_query(m, k)(np.eye(m)) * np.sqrt(m))  # a fixed public basis
+    assert pair_change(query, *wc.opposite_vertices_pair(3, m, 1.0)) == pytest.approx(2 * np.sqrt(k))
 
 
 @pytest.mark.parametrize("n, m, k", [(2, 2, 1), (3, 4, 2), (10, 4, 4), (100, 16, 8)])
@@ -118,8 +119,8 @@ def test_neighbours_differ_in_row_zero_only():
         (lambda: wc.neighbours([[1.0, 2.0]], [1.0]), ValueError, "new_row"),
         (lambda: wc.sign_rows(3), ValueError, "even"),
         (lambda: wc.sign_rows(4, -1.0), ValueError, "^a must"),
-        (lambda: wc.householder_basis(3, 4), ValueError, "n_components"),
-        (lambda: wc.householder_basis(3.0, 1), TypeError, "n_features"),
+        (lambda: wc.reduced_query(3, 4), ValueError, "n_components"),
+        (lambda: wc.reduced_query(3.0, 1), TypeError, "n_features"),
         (lambda: wc.opposite_vertices_pair(0, 3), ValueError, "^n must"),
         (lambda: wc.eigenvalue_pair(4, 3), ValueError, "even"),
         (lambda: wc.class_mean_pair(3, 2, 0.0), ValueError, "^a must"),

@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import numpy as np
 
-from dpnb.ground.validation import check_choice, check_integer, check_n_components, check_positive
+from dpnb.ground.validation import check_choice, check_integer, check_positive
 from dpnb.numerics.linalg import top_eigenvectors, triangle
+from dpnb.papers.component_analysis import tight_basis
 from dpnb.papers.pca_gauss import reduce_features
 
 JOINT_PARTS = ("counts", "sums", "second_moments")
@@ -47,26 +48,16 @@ def sign_rows(n_features: int, a: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
     return u, w
 
 
-def householder_basis(n_features: int, n_components: int) -> np.ndarray:
-    """``W*`` of Proposition 2's tight form: orthonormal columns with ``W*^T 1 = sqrt(M / K) 1``.
-
-    An orthonormal ``V`` whose first column is ``1 / sqrt(M)``, times the Householder reflection
-    ``H`` that maps ``e_1`` to ``1 / sqrt(K)``; the pair ``a 1`` vs ``-a 1`` then moves
-    ``X W* / sqrt(M)`` by exactly ``2 a sqrt(K)`` in L1.
-    """
-    m = check_integer(n_features, "n_features")
-    k = check_n_components(n_components, m)
-    V = np.linalg.qr(np.column_stack([np.ones(m), np.eye(m)[:, 1:k]]))[0]
-    V[:, 0] = np.abs(V[:, 0])
-    if k == 1:
-        return V
-    v = np.eye(k)[0] - np.ones(k) / np.sqrt(k)
-    return V @ (np.eye(k) - 2 * np.outer(v, v) / (v @ v))
-
-
 def reduced_query(n_features: int, n_components: int):
-    """Proposition 2's query ``X -> X W* / sqrt(M)`` with the attaining basis :func:`householder_basis`."""
-    W = householder_basis(n_features, n_components)
+    """Proposition 2's query ``X -> X W* / sqrt(M)`` with an attaining basis ``W*``.
+
+    ``W*`` has orthonormal columns with ``W*^T 1 = sqrt(M / K) 1`` (an orthonormal basis containing
+    ``1 / sqrt(M)``, rotated by the Householder map ``e_1 -> 1 / sqrt(K)``:
+    :func:`dpnb.papers.component_analysis.tight_basis`, the same construction for Jiang et al.'s
+    Lemma 2, completed from a fixed public seed), so the pair ``a 1`` vs ``-a 1`` moves the query
+    by exactly ``2 a sqrt(K)`` in L1.
+    """
+    W = tight_basis(n_components, n_features, random_state=0).T
     return lambda X: X @ W / np.sqrt(n_features)
 
 
