@@ -39,6 +39,7 @@ def test_execute_pair_writes_clean_outputs(tmp_path):
     assert [c["execution_count"] for c in code] == [1, 2]
     assert code[1]["outputs"][0]["text"] == ["6\n"]
     assert all("execution" not in c["metadata"] for c in code)
+    assert "papermill" not in nb["metadata"] and not any("papermill" in c["metadata"] for c in nb["cells"])
     assert code[0]["metadata"]["tags"] == ["parameters"]
     assert pair_mismatches(src, target) == []
     src.write_text(SOURCE.replace("seed * 2", "seed * 3"))
