@@ -330,3 +330,45 @@ def test_module_entry_point(tmp_path):
     ]
     assert "halving 0" in logs[0].read_text()
     assert list(pd.read_parquet(tmp_path / "out" / "results.parquet")["y"].iloc[2:]) == [0.5, 1.5]
+
+
+def test_sweep_records_are_the_points_records_in_grid_order_and_the_installed_runner(tmp_path, dask_client):
+    from importlib.metadata import entry_points
+
+    (runner,) = entry_points(group="dpnb.runners", name="sweep")
+    assert runner.load() is sweep.sweep_records
+    records = sweep.sweep_records(square, {"x": [3, 2]}, [1, 0], tmp_path, scheduler=dask_client, progress=False)
+    assert [(r["params"]["x"], r["seed"], r["status"]) for r in records] == [
+        (3, 1, "error"),
+        (3, 0, "error"),
+        (2, 1, "ok"),
+        (2, 0, "ok"),
+    ]
+    assert [r["metrics"] for r in records[2:]] == [
+        {"y": 4, "seed_parity": 1, "even": True},
+        {"y": 4, "seed_parity": 0, "even": True},
+    ]
+    assert records[0]["error"] == "ValueError: x=3 is refused"
+    assert list(pd.read_parquet(tmp_path / "results.parquet")["key"]) == [r["key"] for r in records]
+
+
+def test_a_folder_swept_before_is_resumed_under_the_same_task_name(tmp_path, dask_client):
+    # A record as the sweep wrote it when dpnb.book.comparison registered trial as "point": it is found by its key
+    # (unchanged: a hash of the task name string, the parameters and the seed) and not run again; run, this point
+    # would fail (one row is too few for the distance task).
+    params = {"experiment": "distances", "epsilons": [1.0], "epsilon_index": 0, "repetition": 0, "n_rows": 1}
+    key = "5c5112be2baa820c"
+    record = {"key": key, "task": "dpnb.book.comparison:point", "params": params, "seed": 0, "status": "ok"}
+    record.update(error=None, metrics={"score": 0.5}, versions={}, git_revision=None, seconds=1.0)
+    (tmp_path / "points" / key).mkdir(parents=True)
+    (tmp_path / "points" / key / "result.json").write_text(json.dumps(record))
+    table = sweep.run_sweep(
+        "dpnb.book.comparison:point",
+        {name: [value] for name, value in params.items()},
+        [0],
+        tmp_path,
+        scheduler=dask_client,
+        progress=False,
+    )
+    assert list(table["key"]) == [key] and list(table["score"]) == [0.5]
+    assert sweep.resolve_task("dpnb.book.comparison:point").function.__name__ == "trial"

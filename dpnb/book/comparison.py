@@ -547,7 +547,7 @@ def trial(
 ) -> dict:
     """One point of the comparison's trial grid: every method of ``experiment`` at one budget and repetition.
 
-    A sweep task under the name :data:`point` (``dpnb.book.comparison:point``): the rows are drawn from the
+    A sweep task under the name ``point`` (``dpnb.book.comparison:point``): the rows are drawn from the
     stream ``(seed, "<experiment>-rows")`` (``"dna-distance-rows"`` for the distances), the
     methods from the stream ``(seed, (experiment, epsilon_index, repetition))``, so a point gives
     the same scores wherever it runs.
@@ -592,8 +592,8 @@ def trial(
     return distance_preservation(data, n_components, epsilon, delta, rng)
 
 
+# The sweep's name for trial: task dpnb.book.comparison:point, the name its points' keys hash since the first sweeps.
 point = trial
-"""The sweep's name for :func:`trial` (task ``dpnb.book.comparison:point``; the name its points' keys hash)."""
 
 
 def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None, **options) -> dict:

@@ -30,11 +30,12 @@ from jupyter_client.manager import AsyncKernelManager
 
 from dpnb.tools.records import write_atomic
 
+#: The variables that set a kernel's BLAS/OpenMP threads.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-# glibc's allocator in every kernel of make run: keep freed memory for reuse instead of returning it to the system and
-# faulting fresh zeroed pages in again for the next array of the same size. Measured at paper size, one process:
-# system time 6.0 -> 1.3 s on a truncated component_analysis run, a Table 5 trial of ron_gauss 4 % faster. Arrays
-# above 32 MB (glibc's largest mmap threshold) are still mapped and unmapped; other platforms ignore the variables.
+#: glibc's allocator in every kernel of make run: keep freed memory for reuse instead of returning it to the system and
+#: faulting fresh zeroed pages in again for the next array of the same size. Measured at paper size, one process:
+#: system time 6.0 -> 1.3 s on a truncated component_analysis run, a Table 5 trial of ron_gauss 4 % faster. Arrays
+#: above 32 MB (glibc's largest mmap threshold) are still mapped and unmapped; other platforms ignore the variables.
 ALLOCATOR = {
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
     "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),
@@ -139,7 +140,7 @@ def execute_notebook(
 
         if not isinstance(parameters, dict):
             raise TypeError(f"parameters must be a dict or None, got {type(parameters).__name__}")
-        nb.metadata.setdefault("papermill", {})
+        nb.metadata.setdefault("papermill", nbformat.NotebookNode())
         untagged = [cell for cell in nb.cells if "tags" not in cell.metadata]
         for cell in untagged:  # papermill looks the tags up in every cell
             cell.metadata["tags"] = []

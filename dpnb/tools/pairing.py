@@ -15,7 +15,7 @@ import argparse
 import hashlib
 from pathlib import Path
 
-from dpnb.tools.executor import execute_notebook
+from dpnb.tools.executor import NotebookFailed, execute_notebook
 
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled")
 
@@ -158,6 +158,8 @@ def main(argv=None) -> None:
             print(f"wrote {restyle_pair(s) if args.restyle else execute_pair(s)}")
         except ValueError as err:
             parser.exit(2, f"error: {err}\n")
+        except NotebookFailed as err:  # the kernel's traceback, then the one line; the committed pair is untouched
+            parser.exit(1, f"{err.__cause__ or ''}\nerror: {s} did not run: {err}; nothing written\n")
 
 
 if __name__ == "__main__":

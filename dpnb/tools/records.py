@@ -17,6 +17,7 @@ from pathlib import Path
 _UMASK = os.umask(0o022)  # read the process's umask (only possible by setting it) and restore it at once
 os.umask(_UMASK)
 ROOT = Path(__file__).resolve().parents[2]
+#: The packages whose versions every record and table row carries.
 VERSIONED = ("numpy", "scipy", "scikit-learn", "dpnb")
 TABLE = "results.parquet"
 LOG = "task.log"
