@@ -71,7 +71,9 @@ def test_a_failing_cell_is_one_line_with_the_kernel_traceback_as_cause_and_the_o
         execute_notebook(path, output=tmp_path / "out.ipynb", parameters={"scale": 2}, log=log)
     assert str(failed.value) == "cell In [4]: ArithmeticError: negative bound"  # [2] is the injected cell
     assert failure_reason(failed.value) == str(failed.value)
-    assert "Traceback" in str(failed.value.__cause__) and "before\n" in log.getvalue()
+    assert "Traceback" in str(failed.value.__cause__)
+    assert log.getvalue().startswith("before\n") and "ArithmeticError: negative bound" in log.getvalue()
+    assert "Traceback" in log.getvalue() and "\x1b[" not in log.getvalue()  # the kernel's, without colour codes
     written = nbformat.read(tmp_path / "out.ipynb", as_version=4)
     assert written.cells[3].outputs[0].output_type == "error" and written.cells[4].execution_count is None
 

@@ -244,7 +244,9 @@ def test_notebook_sweep(tmp_path, dask_client):
     assert json.loads((folder / "result.json").read_text())["metrics"]["twice"] == 7.0
     executed = nbformat.read(folder / "notebook.ipynb", as_version=4)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in executed.cells)
-    assert "Traceback" in (tmp_path / "out" / table["log"].iloc[0]).read_text()
+    failed_log = (tmp_path / "out" / table["log"].iloc[0]).read_text()
+    assert "ValueError: alpha must be non-negative" in failed_log and "Traceback" in failed_log
+    assert "\x1b[" not in failed_log and "dpnb/tools" not in failed_log  # the kernel's traceback, not the sweep's
 
 
 def test_unknown_notebook_parameter_refused_in_one_line(tmp_path, capsys):

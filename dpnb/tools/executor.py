@@ -22,6 +22,7 @@ parallel runs use several processes.
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import threading
 from pathlib import Path
@@ -42,6 +43,7 @@ ALLOCATOR = {
     "MALLOC_TOP_PAD_": str(512 * 2**20),
 }
 _LOCK = threading.Lock()
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")  # IPython's colours in a traceback
 
 
 class QuietKernelManager(AsyncKernelManager):
@@ -115,7 +117,8 @@ def execute_notebook(
         environment is not changed.
     kernel_name : str
     log : text file, optional
-        Receives each cell's printed output as the cell finishes.
+        Receives each cell's printed output as the cell finishes, and a failing cell's traceback
+        (without colour codes).
 
     Raises
     ------
@@ -170,6 +173,9 @@ def execute_notebook(
     except CellExecutionError as exc:
         count = failed[-1].execution_count if failed else "?"
         value = next((line for line in str(exc.evalue).splitlines() if line.strip()), "")
+        if log is not None:
+            errors = [o for cell in failed[-1:] for o in cell.outputs if o.output_type == "error"]
+            log.write("".join(_ANSI.sub("", line) + "\n" for o in errors for line in o.traceback))
         raise NotebookFailed(f"cell In [{count}]: {exc.ename}" + (f": {value}" if value else "")) from exc
     except Exception as exc:  # a dead kernel, a timeout, a kernel that would not start
         raise NotebookFailed(failure_reason(exc)) from exc

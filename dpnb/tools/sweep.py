@@ -120,7 +120,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from dpnb.book.parameters import parameter_names
-from dpnb.tools.executor import execute_notebook, failure_reason
+from dpnb.tools.executor import NotebookFailed, execute_notebook, failure_reason
 from dpnb.tools.grid import check_grid, expand_grid, parse_assignment, parse_seeds, point_key, read_grid, scalars
 from dpnb.tools.records import (
     LOG,
@@ -357,7 +357,8 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
                 raise ValueError(f"metric name(s) {', '.join(clashes)} clash with parameters or table columns")
             record.update(status="ok", error=None, metrics=metrics)
         except Exception as exc:  # noqa: BLE001 -- a failing point is recorded, the others go on
-            traceback.print_exc(file=log)
+            if not isinstance(exc, NotebookFailed):  # a notebook's failure: the kernel's traceback is in the log
+                traceback.print_exc(file=log)
             record.update(status="error", error=failure_reason(exc), metrics={})
         print(f"status: {record['status']}", flush=True)
     record.update(versions=versions(), git_revision=git_revision(), seconds=time.perf_counter() - start)
