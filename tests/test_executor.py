@@ -5,7 +5,7 @@ import os
 
 import nbformat
 import pytest
-from notebook_files import new_notebook, write_notebook
+from tool_helpers import new_notebook, write_notebook
 
 from dpnb.tools.executor import (
     THREAD_VARIABLES,

@@ -2,7 +2,7 @@ import json
 import os
 
 import pytest
-from notebook_files import write_notebook
+from tool_helpers import write_notebook
 
 from dpnb.book.claims import KEYS
 from dpnb.tools import run

@@ -6,7 +6,7 @@ import json
 import os
 
 import pytest
-from notebook_files import write_notebook
+from tool_helpers import write_notebook
 
 from dpnb.tools import run
 

@@ -1,6 +1,4 @@
 import json
-import os
-import subprocess
 import sys
 import threading
 
@@ -8,7 +6,7 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
-from notebook_files import write_notebook
+from tool_helpers import sweep_command, write_notebook
 
 from dpnb.tools import sweep
 from dpnb.tools.grid import expand_grid, parse_assignment, parse_seeds, point_key, read_grid
@@ -302,32 +300,14 @@ def test_command_line(tmp_path, capsys):
 def test_module_entry_point(tmp_path):
     """``python -m dpnb.tools.sweep module:function`` runs a plain function of a module that imports nothing of dpnb."""
     source = "def half(x, seed):\n    print('halving', x)\n    return {'y': 1 / x + seed}\n"
-    (tmp_path / "tinytask.py").write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dpnb.tools.sweep",
-            "tinytask:half",
-            "-p",
-            "x=0,2",
-            "--seeds",
-            "0..1",
-            "--threads",
-            "--output",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
+    command = sweep_command(
+        tmp_path, "tinytask", source, "tinytask:half", "-p", "x=0,2", "--seeds", "0..1", "--threads"
     )
-    assert run.returncode == 1, run.stderr
-    assert "2 of 4 grid points ok" in run.stdout
+    stdout, stderr = command.communicate(timeout=120)
+    assert command.returncode == 1, stderr
+    assert "2 of 4 grid points ok" in stdout
     logs = [tmp_path / "out" / "points" / point_key("tinytask:half", {"x": 0}, s) / "task.log" for s in (0, 1)]
-    assert run.stderr.splitlines() == [
+    assert stderr.splitlines() == [
         f"failed: x=0 seed={s}: ZeroDivisionError: division by zero (log: {log})" for s, log in enumerate(logs)
     ]
     assert "halving 0" in logs[0].read_text()

@@ -3,12 +3,11 @@
 import json
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pandas as pd
 import pytest
+from tool_helpers import sweep_command
 
 from dpnb.tools import records, sweep
 from dpnb.tools.grid import point_key
@@ -20,13 +19,6 @@ def count(x, seed):
     """Counts its calls (workers are threads of this process in these tests)."""
     RUNS.append((x, seed))
     return {"y": 10 * x + seed}
-
-
-def _cli(tmp_path, module: str, source: str, *args, **popen):
-    (tmp_path / f"{module}.py").write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "FAULT_TEST_DIR": str(tmp_path)}
-    command = [sys.executable, "-m", "dpnb.tools.sweep", *args, "--output", str(tmp_path / "out")]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
 
 
 def _table_matches_records(out):
@@ -68,7 +60,7 @@ def test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_
     # 8 points on 2 worker processes: one process runs at least 4, so a worker is killed holding finished results
     # (before the fix Dask recomputed them: points ran twice and the table kept the first run's record).
     args = ("killer:work", "--seeds", "0..7", "--workers", "2")
-    run = _cli(tmp_path, "killer", KILLER, *args)
+    run = sweep_command(tmp_path, "killer", KILLER, *args)
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode == 0, stderr
     assert (tmp_path / "killed").exists()
@@ -120,7 +112,7 @@ def slow(seed):
 
 def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
     # Ctrl-C reaches the whole process group: the command and its worker processes.
-    run = _cli(tmp_path, "slowtask", SLOW, "slowtask:slow", "--seeds", "0..1", start_new_session=True)
+    run = sweep_command(tmp_path, "slowtask", SLOW, "slowtask:slow", "--seeds", "0..1", start_new_session=True)
     points = tmp_path / "out" / "points"
     deadline = time.monotonic() + 60
     while not list(points.glob("*/result.json")) and time.monotonic() < deadline:
