@@ -354,3 +354,31 @@ def test_a_folder_swept_before_is_resumed_under_the_same_task_name(tmp_path, das
     )
     assert list(table["key"]) == [key] and list(table["score"]) == [0.5]
     assert sweep.resolve_task("dpnb.book.comparison:point").function.__name__ == "trial"
+
+
+def test_metrics_must_be_named_scalars():
+    from dpnb.tools.grid import plain, scalars
+
+    assert plain((np.float32(0.5), [np.int64(2)], None), "v") == [0.5, [2], None]
+    assert scalars({"a": np.bool_(True), "b": "x"}, "m") == {"a": True, "b": "x"}
+    for bad, match in [
+        ([1], "must be a dict"),
+        ({1: 2}, "must be a dict"),
+        ({"a": [1]}, "are lists"),
+        ({"a": object()}, "metric 'a' in m is a object"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            scalars(bad, "m")
+
+
+def test_finished_is_a_usable_record_of_an_ok_point(tmp_path, capsys):
+    from dpnb.tools.records import finished, write_json
+
+    record = {"key": "k", "task": "t", "params": {}, "seed": 0, "status": "error", "error": "E: x", "metrics": {}}
+    record.update(versions={}, git_revision=None, seconds=None)
+    assert finished(tmp_path) is None  # no record
+    write_json(tmp_path / "result.json", record)
+    assert finished(tmp_path, "k") is None  # a failed point
+    write_json(tmp_path / "result.json", {**record, "status": "ok", "error": None})
+    assert finished(tmp_path, "k")["status"] == "ok" and finished(tmp_path, "other", warn=False) is None
+    assert capsys.readouterr().err == ""
