@@ -58,8 +58,10 @@ def test_kernel_environment_checks_the_thread_count(monkeypatch):
     assert all(kernel_environment(3)[name] == "3" for name in THREAD_VARIABLES)
     assert kernel_environment(None, {"OMP_NUM_THREADS": "", "X_EXECUTOR": "1"})["OMP_NUM_THREADS"] == "5"
     for bad, error in [(0, ValueError), (-1, ValueError), (1.5, TypeError), (True, TypeError), ("2", TypeError)]:
-        with pytest.raises(error, match="blas_threads"):
+        with pytest.raises(error, match="blas_threads must be an integer >= 1"):
             kernel_environment(bad)
+    with pytest.raises(TypeError, match="environment must be a dict of variables or None, got list"):
+        kernel_environment(None, [("OMP_NUM_THREADS", "1")])
 
 
 def test_a_failing_cell_is_one_line_with_the_kernel_traceback_as_cause_and_the_output_still_written(tmp_path):

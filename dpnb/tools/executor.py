@@ -29,6 +29,7 @@ from pathlib import Path
 
 from jupyter_client.manager import AsyncKernelManager
 
+from dpnb.ground.validation import check_integer
 from dpnb.tools.records import write_atomic
 
 #: The variables that set a kernel's BLAS/OpenMP threads.
@@ -69,10 +70,10 @@ def failure_reason(exc: BaseException) -> str:
 def kernel_environment(blas_threads: int | None = None, environment: dict | None = None) -> dict:
     """This process's environment with ``environment`` set (empty values leave a variable as it is) and, given
     ``blas_threads``, every BLAS/OpenMP thread variable set to it: what :func:`execute_notebook` starts a kernel in."""
-    if blas_threads is not None and (isinstance(blas_threads, bool) or not isinstance(blas_threads, int)):
-        raise TypeError(f"blas_threads must be an int or None, got {type(blas_threads).__name__}")
-    if blas_threads is not None and blas_threads < 1:
-        raise ValueError(f"blas_threads must be at least 1, got {blas_threads}")
+    if blas_threads is not None:
+        blas_threads = check_integer(blas_threads, "blas_threads")
+    if environment is not None and not isinstance(environment, dict):
+        raise TypeError(f"environment must be a dict of variables or None, got {type(environment).__name__}")
     values = {**(environment or {}), **dict.fromkeys(THREAD_VARIABLES, str(blas_threads or ""))}
     return {**os.environ, **{name: value for name, value in values.items() if value}}
 
