@@ -1,4 +1,4 @@
-"""Sweeps on Dask: the speed-up from 1 to 2 local worker processes on a CPU-bound registered function.
+"""Sweeps on Dask: the speed-up from 1 to 2 local worker processes on a CPU-bound function.
 
 ``python -m benchmarks.bench_sweep`` starts a 1-worker and a 2-worker LocalCluster, runs the same
 sweep on each (cluster start-up excluded, one warm-up point each) and prints both times and their
@@ -25,16 +25,15 @@ import time
 import numpy as np
 
 from dpnb.ground.streams import stream
+from dpnb.tools.executor import THREAD_VARIABLES
 from dpnb.tools.portability import environment
-from dpnb.tools.run import THREAD_VARIABLES
-from dpnb.tools.sweep import register, run_sweep
+from dpnb.tools.sweep import run_sweep
 
 # By module name, so that the workers import this module (not ``__main__``) and find the function.
 TASK = "benchmarks.bench_sweep:top_eigenvalue"
 GRID = {"n_features": [300], "repeats": [6]}
 
 
-@register
 def top_eigenvalue(n_features: int, repeats: int, seed: int) -> dict:
     """Mean largest eigenvalue of ``repeats`` Wishart matrices, ``2 n_features`` rows each: CPU-bound linear algebra."""
     rng = stream(seed, "bench-sweep")

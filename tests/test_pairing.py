@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from dpnb.tools.pairing import execute_pair, pair_mismatches, restyle_pair
+from dpnb.tools.pairing import execute_pair, main, pair_mismatches, restyle_pair
 
 SOURCE = """---
 jupytext:
@@ -39,6 +39,7 @@ def test_execute_pair_writes_clean_outputs(tmp_path):
     assert [c["execution_count"] for c in code] == [1, 2]
     assert code[1]["outputs"][0]["text"] == ["6\n"]
     assert all("execution" not in c["metadata"] for c in code)
+    assert "papermill" not in nb["metadata"] and not any("papermill" in c["metadata"] for c in nb["cells"])
     assert code[0]["metadata"]["tags"] == ["parameters"]
     assert pair_mismatches(src, target) == []
     src.write_text(SOURCE.replace("seed * 2", "seed * 3"))
@@ -95,4 +96,18 @@ def test_restyle_keeps_outputs_and_refuses_code_changes(tmp_path):
     src.write_text(SOURCE.replace("seed * 2", "seed * 3"))
     with pytest.raises(ValueError, match="changes code.*make notebook NB=tiny"):
         restyle_pair(src)
+    assert src.with_suffix(".ipynb").read_text() == before
+
+
+def test_a_failing_source_writes_nothing_and_says_why_in_one_line(tmp_path, capsys):
+    src = tmp_path / "tiny.md"
+    src.write_text(SOURCE)
+    before = execute_pair(src).read_text()
+    src.write_text(SOURCE.replace('print(f"{seed * 2:d}")', "raise KeyError('seed')"))
+    with pytest.raises(SystemExit) as stop:
+        main([str(src)])
+    assert stop.value.code == 1
+    err = capsys.readouterr().err
+    assert err.splitlines()[-1] == f"error: {src} did not run: cell In [2]: KeyError: 'seed'; nothing written"
+    assert "Traceback" in err  # the kernel's traceback comes first
     assert src.with_suffix(".ipynb").read_text() == before

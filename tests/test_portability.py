@@ -5,7 +5,7 @@ import nbformat
 import pytest
 
 from dpnb.tools import portability
-from dpnb.tools.pairing import execute_notebook
+from dpnb.tools.executor import execute_notebook
 
 
 def test_configurations_emulate_other_kernels_and_simd():
@@ -38,7 +38,7 @@ def _notebook(*sources):
 def test_a_kernel_started_inside_sees_the_emulated_machine(tmp_path):
     nb = _notebook("import os, threadpoolctl, numpy\nprint(os.environ['OPENBLAS_CORETYPE'])")
     with portability.numerical_environment("sandybridge-1thread"):
-        execute_notebook(nb, tmp_path)
+        execute_notebook(nb, cwd=tmp_path)
     assert portability.text_outputs(nb) == [(1, "[stdout] Sandybridge\n")]
 
 

@@ -1,28 +1,23 @@
 import json
 import os
 
-import nbformat
 import pytest
+from tool_helpers import write_notebook
 
 from dpnb.book.claims import KEYS
 from dpnb.tools import run
+from dpnb.tools.executor import ALLOCATOR
 
 
 def _write_notebook(folder, stem, verdict="holds"):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell(
-        'scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder'
-    )
-    params.metadata["tags"] = ["parameters"]
-    body = nbformat.v4.new_code_cell(
+    write_notebook(
+        folder / f"{stem}.ipynb",
+        'scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder',
         "from dpnb.book.claims import ClaimTable\n"
         f"t = ClaimTable('{stem}', [('c1', 'Demo Lemma 1', 'scale')])\n"
         f"t.add('c1', '1', str(scale), '{verdict}')\n"
-        "t.write_json(output_dir)"
+        "t.write_json(output_dir)",
     )
-    nb.cells = [params, body]
-    nbformat.write(nb, folder / f"{stem}.ipynb")
 
 
 def test_profile_parameters(tmp_path):
@@ -123,24 +118,20 @@ def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, c
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell('output_dir: str = "unused"  # claims folder')
-    params.metadata["tags"] = ["parameters"]
-    body = nbformat.v4.new_code_cell(
+    write_notebook(
+        nbdir / "threads.ipynb",
+        'output_dir: str = "unused"  # claims folder',
         "import os\nfrom dpnb.book.claims import ClaimTable\n"
         "t = ClaimTable('threads', [('c1', 'threads', 'BLAS'), ('c2', 'allocator', 'glibc')])\n"
         "t.add('c1', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), 'holds')\n"
         "t.add('c2', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), 'holds')\n"
-        "t.write_json(output_dir)"
+        "t.write_json(output_dir)",
     )
-    nb.cells = [params, body]
-    nbformat.write(nb, nbdir / "threads.ipynb")
     _write_broken(nbdir)
     out = tmp_path / "results"
     assert run.main(["--output", str(out), "--notebooks", str(nbdir), "--workers", workers]) == 1
     claims = json.loads((out / "claims.json").read_text())
-    assert [c["measured"] for c in claims] == ["1", run.ALLOCATOR["MALLOC_TRIM_THRESHOLD_"]]
+    assert [c["measured"] for c in claims] == ["1", ALLOCATOR["MALLOC_TRIM_THRESHOLD_"]]
     assert os.environ["OPENBLAS_NUM_THREADS"] == "7"  # this process's environment is restored
     # the kernel gets ours even under Dask, whose LocalCluster sets its own (65536) in this process's environment
     if workers == "1":
@@ -182,10 +173,7 @@ def test_workers_must_be_positive(tmp_path, capsys):
 
 
 def _write_broken(folder):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    nb.cells = [nbformat.v4.new_code_cell("raise RuntimeError('boom')")]
-    nbformat.write(nb, folder / "broken.ipynb")
+    write_notebook(folder / "broken.ipynb", "", "raise RuntimeError('boom')")
 
 
 def test_failing_notebook_is_reported(tmp_path, capsys):
@@ -205,21 +193,17 @@ def test_summarize():
     assert run.summarize(claims).splitlines()[-1] == "| total | 1 | 0 | 1 | 0 |"
 
 
-def test_dask_runs_notebooks_in_the_given_order_one_per_worker_thread(tmp_path):
+def test_dask_runs_notebooks_in_the_given_order_one_per_worker_thread(tmp_path, dask_client):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
     started = tmp_path / "started.txt"
     for stem in ("a", "b", "c", "d"):
-        nb = nbformat.v4.new_notebook()
-        nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-        params = nbformat.v4.new_code_cell('output_dir: str = "unused"  # claims folder')
-        params.metadata["tags"] = ["parameters"]
-        nb.cells = [params, nbformat.v4.new_code_cell(f"open({str(started)!r}, 'a').write('{stem}')")]
-        nbformat.write(nb, nbdir / f"{stem}.ipynb")
+        write_notebook(
+            nbdir / f"{stem}.ipynb",
+            'output_dir: str = "unused"  # claims folder',
+            f"open({str(started)!r}, 'a').write('{stem}')",
+        )
     order = [nbdir / f"{stem}.ipynb" for stem in ("c", "a", "d", "b")]
     done = []
-    from distributed import Client, LocalCluster
-
-    with LocalCluster(n_workers=1, threads_per_worker=1, processes=False) as cluster, Client(cluster) as client:
-        run.execute_all(order, tmp_path / "out", dict.fromkeys("abcd", {}), 2, client, lambda *a: done.append(a[0]))
+    run.execute_all(order, tmp_path / "out", dict.fromkeys("abcd", {}), 2, dask_client, lambda *a: done.append(a[0]))
     assert started.read_text() == "cadb" and done == ["c", "a", "d", "b"]

@@ -5,36 +5,28 @@ import fcntl
 import json
 import os
 
-import nbformat
 import pytest
+from tool_helpers import write_notebook
 
-from dpnb.tools import run, sweep
+from dpnb.tools import run
 
 
 def _notebook(folder, stem, body="", marker=None):
     """A notebook with typed parameters and a validation cell; it writes one claim (measured: scale, rate)."""
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell(
+    touch = f"open({str(marker)!r}, 'a').write('{stem}')\n" if marker else ""
+    write_notebook(
+        folder / f"{stem}.ipynb",
         "scale: int = 1  # a count\nrate: float = 0.5  # a probability\nlevels: list[float] = [0.1]  # levels\n"
-        "label: str | None = None  # a name\noutput_dir: str = 'unused'  # claims folder"
-    )
-    params.metadata["tags"] = ["parameters"]
-    check = nbformat.v4.new_code_cell(
+        "label: str | None = None  # a name\noutput_dir: str = 'unused'  # claims folder",
         "from dpnb.book.parameters import check_parameters\n"
         "check_parameters(globals())\n"
         "if not 0 < rate < 1:\n"
-        "    raise ValueError(f'rate must lie in (0, 1), got {rate}')"
-    )
-    touch = f"open({str(marker)!r}, 'a').write('{stem}')\n" if marker else ""
-    claims = nbformat.v4.new_code_cell(
+        "    raise ValueError(f'rate must lie in (0, 1), got {rate}')",
         f"{touch}{body}from dpnb.book.claims import ClaimTable\n"
         f"t = ClaimTable('{stem}', [('c1', 'Demo 1', 'scale')])\n"
         "t.add('c1', '1', f'{scale} {rate} {levels} {label}', 'holds')\n"
-        "t.write_json(output_dir)"
+        "t.write_json(output_dir)",
     )
-    nb.cells = [params, check, claims]
-    nbformat.write(nb, folder / f"{stem}.ipynb")
 
 
 def _main(nbdir, out, *args):
@@ -132,7 +124,7 @@ def test_a_failing_write_leaves_the_previous_results(nbdir, tmp_path, monkeypatc
     def fail(*args):
         raise OSError("killed mid-write")
 
-    monkeypatch.setattr(sweep.os, "replace", fail)  # the new file is written, then the process dies
+    monkeypatch.setattr(os, "replace", fail)  # the new file is written, then the process dies
     with pytest.raises(OSError, match="killed mid-write"):
         _main(nbdir, out, "--only", "alpha", "-p", "scale", "5")
     assert {name: (out / name).read_text() for name in before} == before

@@ -1,7 +1,4 @@
 import json
-import logging
-import os
-import subprocess
 import sys
 import threading
 
@@ -9,14 +6,15 @@ import nbformat
 import numpy as np
 import pandas as pd
 import pytest
+from tool_helpers import sweep_command, write_notebook
 
 from dpnb.tools import sweep
+from dpnb.tools.grid import expand_grid, parse_assignment, parse_seeds, point_key, read_grid
 
 CALLS = []
 _CALLS_LOCK = threading.Lock()
 
 
-@sweep.register
 def square(x, seed, offset=0):
     """A task that prints, counts its calls, and fails at x = 3."""
     with _CALLS_LOCK:
@@ -27,7 +25,6 @@ def square(x, seed, offset=0):
     return {"y": x * x + offset, "seed_parity": np.int64(seed % 2), "even": np.bool_(x % 2 == 0)}
 
 
-@sweep.register(name="bad-return")
 def bad_return(seed):
     return [seed]
 
@@ -36,25 +33,15 @@ def no_seed(x):
     return {"x": x}
 
 
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
+def positional_only(x, /, seed):
+    return {"x": x}
 
-    with (
-        LocalCluster(
-            n_workers=2, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=logging.ERROR
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
+
+NOT_A_FUNCTION = {"x": 1}
 
 
 def _notebook(folder):
-    nb = nbformat.v4.new_notebook()
-    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
-    params = nbformat.v4.new_code_cell('alpha: float = 1.0\nseed: int = 0\noutput_dir: str = "unused"')
-    params.metadata["tags"] = ["parameters"]
-    body = nbformat.v4.new_code_cell(
+    body = (
         "import json, pathlib\n"
         "from dpnb.book.claims import ClaimTable\n"
         "if alpha < 0:\n"
@@ -65,30 +52,27 @@ def _notebook(folder):
         "t.write_json(output_dir)\n"
         "pathlib.Path(output_dir, 'metrics.json').write_text(json.dumps({'twice': 2 * alpha + seed}))"
     )
-    nb.cells = [params, body]
-    path = folder / "demo.ipynb"
-    nbformat.write(nb, path)
-    return path
+    return write_notebook(folder / "demo.ipynb", 'alpha: float = 1.0\nseed: int = 0\noutput_dir: str = "unused"', body)
 
 
 def test_expand_grid_order_and_values():
-    points = sweep.expand_grid({"a": [1, 2], "b": "x", "c": np.array([0.5, 1.5])}, range(2))
+    points = expand_grid({"a": [1, 2], "b": "x", "c": np.array([0.5, 1.5])}, range(2))
     assert points == [({"a": a, "b": "x", "c": c}, s) for a in (1, 2) for c in (0.5, 1.5) for s in (0, 1)]
     assert all(type(p["c"]) is float for p, _ in points)
-    assert sweep.expand_grid({}, [4, 7]) == [({}, 4), ({}, 7)]
-    assert sweep.expand_grid({"sizes": [[10, 20], [5]]}, [0]) == [({"sizes": [10, 20]}, 0), ({"sizes": [5]}, 0)]
+    assert expand_grid({}, [4, 7]) == [({}, 4), ({}, 7)]
+    assert expand_grid({"sizes": [[10, 20], [5]]}, [0]) == [({"sizes": [10, 20]}, 0), ({"sizes": [5]}, 0)]
 
 
 def test_point_key_is_stable_and_distinct():
-    key = sweep.point_key("t", {"a": 1, "b": 2.0}, 3)
-    assert key == sweep.point_key("t", {"b": 2.0, "a": 1}, 3) and len(key) == 16
+    key = point_key("t", {"a": 1, "b": 2.0}, 3)
+    assert key == point_key("t", {"b": 2.0, "a": 1}, 3) and len(key) == 16
     assert (
         len(
             {
                 key,
-                sweep.point_key("t", {"a": 1, "b": 2.0}, 4),
-                sweep.point_key("u", {"a": 1, "b": 2.0}, 3),
-                sweep.point_key("t", {"a": 1.0, "b": 2.0}, 3),
+                point_key("t", {"a": 1, "b": 2.0}, 4),
+                point_key("u", {"a": 1, "b": 2.0}, 3),
+                point_key("t", {"a": 1.0, "b": 2.0}, 3),
             }
         )
         == 4
@@ -96,19 +80,19 @@ def test_point_key_is_stable_and_distinct():
 
 
 def test_command_line_values(tmp_path):
-    assert sweep.parse_seeds("0..9") == list(range(10))
-    assert sweep.parse_seeds("3,1") == [3, 1] and sweep.parse_seeds("5") == [5]
-    assert sweep.parse_assignment("epsilon=1e-5,inf,0.5,2") == ("epsilon", [1e-5, float("inf"), 0.5, 2])
-    assert sweep.parse_assignment("sizes=[1,2],[3]") == ("sizes", [[1, 2], [3]])
-    assert sweep.parse_assignment("name=abc,'1',true") == ("name", ["abc", "1", True])
+    assert parse_seeds("0..9") == list(range(10))
+    assert parse_seeds("3,1") == [3, 1] and parse_seeds("5") == [5]
+    assert parse_assignment("epsilon=1e-5,inf,0.5,2") == ("epsilon", [1e-5, float("inf"), 0.5, 2])
+    assert parse_assignment("sizes=[1,2],[3]") == ("sizes", [[1, 2], [3]])
+    assert parse_assignment("name=abc,'1',true") == ("name", ["abc", "1", True])
     (tmp_path / "grid.yml").write_text("delta: [1e-6, 1.0e-5]\nmode: paper\n")
-    assert sweep.read_grid(tmp_path / "grid.yml") == {"delta": [1e-6, 1e-5], "mode": "paper"}
+    assert read_grid(tmp_path / "grid.yml") == {"delta": [1e-6, 1e-5], "mode": "paper"}
     for bad in ("9..0", "a", "1..x", ""):
         with pytest.raises(ValueError, match="seeds"):
-            sweep.parse_seeds(bad)
+            parse_seeds(bad)
     for bad in ("epsilon", "=1", "epsilon=", "epsilon=[1"):
         with pytest.raises(ValueError, match="-p"):
-            sweep.parse_assignment(bad)
+            parse_assignment(bad)
 
 
 @pytest.mark.parametrize(
@@ -132,30 +116,37 @@ def test_command_line_values(tmp_path):
 )
 def test_bad_grids_and_seeds(grid, seeds, error, match):
     with pytest.raises(error, match=match):
-        sweep.expand_grid(grid, seeds)
+        expand_grid(grid, seeds)
 
 
 def test_bad_tasks_and_arguments(tmp_path):
-    with pytest.raises(TypeError, match="seed"):
-        sweep.register(no_seed)
-    with pytest.raises(TypeError, match="callable"):
-        sweep.register(42)
-    with pytest.raises(ValueError, match="without ':'"):
-        sweep.register(name="a:b")
-    with pytest.raises(TypeError, match="seed"):
-        sweep.run_sweep(no_seed, {}, [0], tmp_path)
+    for bad, match in [
+        (no_seed, "must take a `seed` argument"),
+        (positional_only, "positional-only x"),
+        (sweep.FunctionTask, "plain function"),
+        (print, "plain function"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            sweep.run_sweep(bad, {}, [0], tmp_path)
     with pytest.raises(TypeError, match="task must be"):
         sweep.run_sweep(3.5, {}, [0], tmp_path)
     with pytest.raises(ValueError, match="neither a notebook"):
         sweep.resolve_task("square")
+    with pytest.raises(ValueError, match="neither a notebook"):
+        sweep.resolve_task(f"{__name__}:bad-return")
     with pytest.raises(ValueError, match="no notebook at"):
         sweep.resolve_task(tmp_path / "missing.ipynb")
     with pytest.raises(ValueError, match="cannot import"):
         sweep.resolve_task("no_such_module_xyz:f")
-    with pytest.raises(ValueError, match=rf"not a registered sweep function.*{__name__}:square"):
+    with pytest.raises(ValueError, match=rf"{__name__} has no function cube"):
+        sweep.resolve_task(f"{__name__}:cube")
+    with pytest.raises(TypeError, match="seed"):
         sweep.resolve_task(f"{__name__}:no_seed")
+    with pytest.raises(TypeError, match="plain function"):
+        sweep.resolve_task(f"{__name__}:NOT_A_FUNCTION")
     assert sweep.resolve_task(f"{__name__}:square").function is square
-    assert sweep.resolve_task(f"{__name__}:bad-return").function is bad_return
+    assert sweep.resolve_task(f"{__name__}:square").name == f"{__name__}:square" == sweep.resolve_task(square).name
+    assert sweep.resolve_task(f"{__name__}:bad_return").function is bad_return
     with pytest.raises(ValueError, match=rf"unknown parameter\(s\) z for {__name__}:square; it takes: x, offset"):
         sweep.run_sweep(square, {"x": [1], "z": [2]}, [0], tmp_path)
     with pytest.raises(TypeError, match="output must be a folder"):
@@ -169,10 +160,10 @@ def test_bad_tasks_and_arguments(tmp_path):
     assert not (tmp_path / "points").exists()
 
 
-def test_function_sweep_table_failures_and_resume(tmp_path, client, capsys):
+def test_function_sweep_table_failures_and_resume(tmp_path, dask_client, capsys):
     CALLS.clear()
     streams = sys.stdout, sys.stderr
-    table = sweep.run_sweep(square, {"x": [1, 2, 3], "offset": 10}, [0, 1], tmp_path, scheduler=client)
+    table = sweep.run_sweep(square, {"x": [1, 2, 3], "offset": 10}, [0, 1], tmp_path, scheduler=dask_client)
     assert (sys.stdout, sys.stderr) == streams  # the per-thread log routing is gone
     assert sorted(CALLS) == [(x, s) for x in (1, 2, 3) for s in (0, 1)]
     assert "failed: x=3 offset=10 seed=0: ValueError: x=3 is refused" in capsys.readouterr().out
@@ -211,12 +202,14 @@ def test_function_sweep_table_failures_and_resume(tmp_path, client, capsys):
     assert "squaring 1" in (tmp_path / table["log"].iloc[0]).read_text()
 
     CALLS.clear()  # resume: only the failed points run again
-    again = sweep.run_sweep(square, {"x": [1, 2, 3], "offset": 10}, [0, 1], tmp_path, scheduler=client, progress=False)
+    again = sweep.run_sweep(
+        square, {"x": [1, 2, 3], "offset": 10}, [0, 1], tmp_path, scheduler=dask_client, progress=False
+    )
     assert sorted(CALLS) == [(3, 0), (3, 1)]
     assert again.drop(columns="seconds").equals(table.drop(columns="seconds"))
 
     CALLS.clear()  # a finished sweep runs nothing, not even a cluster
-    done = sweep.run_sweep(square, {"x": [1, 2]}, [0], tmp_path / "b", scheduler=client, progress=False)
+    done = sweep.run_sweep(square, {"x": [1, 2]}, [0], tmp_path / "b", scheduler=dask_client, progress=False)
     assert (
         sweep.run_sweep(square, {"x": [2, 1]}, [0], tmp_path / "b", scheduler="tcp://127.0.0.1:9", progress=False)
         .drop(columns="seconds")
@@ -225,23 +218,23 @@ def test_function_sweep_table_failures_and_resume(tmp_path, client, capsys):
     assert sorted(CALLS) == [(1, 0), (2, 0)]
 
 
-def test_bad_return_value_is_a_failed_point(tmp_path, client):
-    table = sweep.run_sweep(bad_return, {}, [0], tmp_path, scheduler=client, progress=False)
+def test_bad_return_value_is_a_failed_point(tmp_path, dask_client):
+    table = sweep.run_sweep(bad_return, {}, [0], tmp_path, scheduler=dask_client, progress=False)
     assert list(table["status"]) == ["error"]
-    assert table["error"].iloc[0].startswith(f"TypeError: the return value of {__name__}:bad-return must be a dict")
+    assert table["error"].iloc[0].startswith(f"TypeError: the return value of {__name__}:bad_return must be a dict")
 
 
-def test_mixed_type_column_is_written_as_text(tmp_path, client):
-    table = sweep.run_sweep(square, {"x": [2, "two"]}, [0], tmp_path, scheduler=client, progress=False)
+def test_mixed_type_column_is_written_as_text(tmp_path, dask_client):
+    table = sweep.run_sweep(square, {"x": [2, "two"]}, [0], tmp_path, scheduler=dask_client, progress=False)
     assert list(table["x"]) == ["2", "two"] and list(table["status"]) == ["ok", "error"]
     assert table["error"].iloc[1].startswith("TypeError:")
 
 
-def test_notebook_sweep(tmp_path, client):
+def test_notebook_sweep(tmp_path, dask_client):
     path = _notebook(tmp_path)
-    table = sweep.run_sweep(path, {"alpha": [-1.0, 2.0]}, [3], tmp_path / "out", scheduler=client, progress=False)
+    table = sweep.run_sweep(path, {"alpha": [-1.0, 2.0]}, [3], tmp_path / "out", scheduler=dask_client, progress=False)
     assert list(table["status"]) == ["error", "ok"]
-    assert table["error"].iloc[0] == "ValueError: alpha must be non-negative"
+    assert table["error"].iloc[0] == "cell In [3]: ValueError: alpha must be non-negative"  # [2]: the injected cell
     assert table["verdict.c1"].iloc[1] == "fails" and table["measured.c1"].iloc[1] == "2.0"
     assert table["twice"].iloc[1] == 7.0 and table["verdict.c1"].iloc[:1].isna().all()
     folder = tmp_path / "out" / "points" / table["key"].iloc[1]
@@ -249,7 +242,9 @@ def test_notebook_sweep(tmp_path, client):
     assert json.loads((folder / "result.json").read_text())["metrics"]["twice"] == 7.0
     executed = nbformat.read(folder / "notebook.ipynb", as_version=4)
     assert any("injected-parameters" in c.metadata.get("tags", []) for c in executed.cells)
-    assert "Traceback" in (tmp_path / "out" / table["log"].iloc[0]).read_text()
+    failed_log = (tmp_path / "out" / table["log"].iloc[0]).read_text()
+    assert "ValueError: alpha must be non-negative" in failed_log and "Traceback" in failed_log
+    assert "\x1b[" not in failed_log and "dpnb/tools" not in failed_log  # the kernel's traceback, not the sweep's
 
 
 def test_unknown_notebook_parameter_refused_in_one_line(tmp_path, capsys):
@@ -303,37 +298,87 @@ def test_command_line(tmp_path, capsys):
 
 
 def test_module_entry_point(tmp_path):
-    """``python -m dpnb.tools.sweep`` uses the importable module, whose registry the task's module fills."""
-    (tmp_path / "tinytask.py").write_text(
-        "from dpnb.tools.sweep import register\n\n\n@register\ndef half(x, seed):\n"
-        "    print('halving', x)\n    return {'y': 1 / x + seed}\n"
+    """``python -m dpnb.tools.sweep module:function`` runs a plain function of a module that imports nothing of dpnb."""
+    source = "def half(x, seed):\n    print('halving', x)\n    return {'y': 1 / x + seed}\n"
+    command = sweep_command(
+        tmp_path, "tinytask", source, "tinytask:half", "-p", "x=0,2", "--seeds", "0..1", "--threads"
     )
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    run = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "dpnb.tools.sweep",
-            "tinytask:half",
-            "-p",
-            "x=0,2",
-            "--seeds",
-            "0..1",
-            "--threads",
-            "--output",
-            str(tmp_path / "out"),
-        ],
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=120,
-        check=False,
-    )
-    assert run.returncode == 1, run.stderr
-    assert "2 of 4 grid points ok" in run.stdout
-    logs = [tmp_path / "out" / "points" / sweep.point_key("tinytask:half", {"x": 0}, s) / "task.log" for s in (0, 1)]
-    assert run.stderr.splitlines() == [
+    stdout, stderr = command.communicate(timeout=120)
+    assert command.returncode == 1, stderr
+    assert "2 of 4 grid points ok" in stdout
+    logs = [tmp_path / "out" / "points" / point_key("tinytask:half", {"x": 0}, s) / "task.log" for s in (0, 1)]
+    assert stderr.splitlines() == [
         f"failed: x=0 seed={s}: ZeroDivisionError: division by zero (log: {log})" for s, log in enumerate(logs)
     ]
     assert "halving 0" in logs[0].read_text()
     assert list(pd.read_parquet(tmp_path / "out" / "results.parquet")["y"].iloc[2:]) == [0.5, 1.5]
+
+
+def test_sweep_records_are_the_points_records_in_grid_order_and_the_installed_runner(tmp_path, dask_client):
+    from importlib.metadata import entry_points
+
+    (runner,) = entry_points(group="dpnb.runners", name="sweep")
+    assert runner.load() is sweep.sweep_records
+    records = sweep.sweep_records(square, {"x": [3, 2]}, [1, 0], tmp_path, scheduler=dask_client, progress=False)
+    assert [(r["params"]["x"], r["seed"], r["status"]) for r in records] == [
+        (3, 1, "error"),
+        (3, 0, "error"),
+        (2, 1, "ok"),
+        (2, 0, "ok"),
+    ]
+    assert [r["metrics"] for r in records[2:]] == [
+        {"y": 4, "seed_parity": 1, "even": True},
+        {"y": 4, "seed_parity": 0, "even": True},
+    ]
+    assert records[0]["error"] == "ValueError: x=3 is refused"
+    assert list(pd.read_parquet(tmp_path / "results.parquet")["key"]) == [r["key"] for r in records]
+
+
+def test_a_folder_swept_before_is_resumed_under_the_same_task_name(tmp_path, dask_client):
+    # A record as the sweep wrote it when dpnb.book.comparison registered trial as "point": it is found by its key
+    # (unchanged: a hash of the task name string, the parameters and the seed) and not run again; run, this point
+    # would fail (one row is too few for the distance task).
+    params = {"experiment": "distances", "epsilons": [1.0], "epsilon_index": 0, "repetition": 0, "n_rows": 1}
+    key = "5c5112be2baa820c"
+    record = {"key": key, "task": "dpnb.book.comparison:point", "params": params, "seed": 0, "status": "ok"}
+    record.update(error=None, metrics={"score": 0.5}, versions={}, git_revision=None, seconds=1.0)
+    (tmp_path / "points" / key).mkdir(parents=True)
+    (tmp_path / "points" / key / "result.json").write_text(json.dumps(record))
+    table = sweep.run_sweep(
+        "dpnb.book.comparison:point",
+        {name: [value] for name, value in params.items()},
+        [0],
+        tmp_path,
+        scheduler=dask_client,
+        progress=False,
+    )
+    assert list(table["key"]) == [key] and list(table["score"]) == [0.5]
+    assert sweep.resolve_task("dpnb.book.comparison:point").function.__name__ == "trial"
+
+
+def test_metrics_must_be_named_scalars():
+    from dpnb.tools.grid import plain, scalars
+
+    assert plain((np.float32(0.5), [np.int64(2)], None), "v") == [0.5, [2], None]
+    assert scalars({"a": np.bool_(True), "b": "x"}, "m") == {"a": True, "b": "x"}
+    for bad, match in [
+        ([1], "must be a dict"),
+        ({1: 2}, "must be a dict"),
+        ({"a": [1]}, "are lists"),
+        ({"a": object()}, "metric 'a' in m is a object"),
+    ]:
+        with pytest.raises(TypeError, match=match):
+            scalars(bad, "m")
+
+
+def test_finished_is_a_usable_record_of_an_ok_point(tmp_path, capsys):
+    from dpnb.tools.records import finished, write_json
+
+    record = {"key": "k", "task": "t", "params": {}, "seed": 0, "status": "error", "error": "E: x", "metrics": {}}
+    record.update(versions={}, git_revision=None, seconds=None)
+    assert finished(tmp_path) is None  # no record
+    write_json(tmp_path / "result.json", record)
+    assert finished(tmp_path, "k") is None  # a failed point
+    write_json(tmp_path / "result.json", {**record, "status": "ok", "error": None})
+    assert finished(tmp_path, "k")["status"] == "ok" and finished(tmp_path, "other", warn=False) is None
+    assert capsys.readouterr().err == ""

@@ -1,53 +1,31 @@
 """Faults of a sweep: a killed worker, damaged records, an interrupt, a failing write; none loses or hides a result."""
 
 import json
-import logging
 import os
 import signal
-import subprocess
-import sys
 import time
 
 import pandas as pd
 import pytest
+from tool_helpers import sweep_command
 
-from dpnb.tools import sweep
+from dpnb.tools import records, sweep
+from dpnb.tools.grid import point_key
 
 RUNS = []
 
 
-@sweep.register
 def count(x, seed):
     """Counts its calls (workers are threads of this process in these tests)."""
     RUNS.append((x, seed))
     return {"y": 10 * x + seed}
 
 
-@pytest.fixture(scope="module")
-def client():
-    from distributed import Client, LocalCluster
-
-    with (
-        LocalCluster(
-            n_workers=1, threads_per_worker=1, processes=False, dashboard_address=":0", silence_logs=logging.ERROR
-        ) as cluster,
-        Client(cluster) as c,
-    ):
-        yield c
-
-
-def _cli(tmp_path, module: str, source: str, *args, **popen):
-    (tmp_path / f"{module}.py").write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(tmp_path), "FAULT_TEST_DIR": str(tmp_path)}
-    command = [sys.executable, "-m", "dpnb.tools.sweep", *args, "--output", str(tmp_path / "out")]
-    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
-
-
 def _table_matches_records(out):
     """Every row of results.parquet says what its point's result.json says."""
-    table = pd.read_parquet(out / sweep.TABLE)
+    table = pd.read_parquet(out / records.TABLE)
     for _, row in table.iterrows():
-        record = json.loads((out / "points" / row["key"] / sweep.RESULT).read_text())
+        record = json.loads((out / "points" / row["key"] / records.RESULT).read_text())
         assert (row["status"], row["seconds"]) == (record["status"], record["seconds"])
         assert {k: row[k] for k in record["metrics"]} == record["metrics"]
     return table
@@ -56,12 +34,10 @@ def _table_matches_records(out):
 KILLER = """
 import os, signal, time
 from pathlib import Path
-from dpnb.tools.sweep import register
 
 DONE_HERE = 0
 
 
-@register
 def work(seed):
     # The first task to start after its worker process finished two others kills that process (once per sweep).
     global DONE_HERE
@@ -84,7 +60,7 @@ def test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_
     # 8 points on 2 worker processes: one process runs at least 4, so a worker is killed holding finished results
     # (before the fix Dask recomputed them: points ran twice and the table kept the first run's record).
     args = ("killer:work", "--seeds", "0..7", "--workers", "2")
-    run = _cli(tmp_path, "killer", KILLER, *args)
+    run = sweep_command(tmp_path, "killer", KILLER, *args)
     stdout, stderr = run.communicate(timeout=120)
     assert run.returncode == 0, stderr
     assert (tmp_path / "killed").exists()
@@ -108,28 +84,25 @@ def test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_
         (lambda text: json.dumps({**json.loads(text), "key": "0123456789abcdef"}), "record of point 0123456789abcdef"),
     ],
 )
-def test_an_unusable_record_counts_as_not_run_with_a_warning_naming_it(tmp_path, client, capsys, damage, problem):
+def test_an_unusable_record_counts_as_not_run_with_a_warning_naming_it(tmp_path, dask_client, capsys, damage, problem):
     out = tmp_path / "out"
-    sweep.run_sweep(count, {"x": [1, 2]}, [0], out, scheduler=client, progress=False)
-    key = sweep.point_key(sweep.resolve_task(count).name, {"x": 2}, 0)
-    path = out / "points" / key / sweep.RESULT
+    sweep.run_sweep(count, {"x": [1, 2]}, [0], out, scheduler=dask_client, progress=False)
+    key = point_key(sweep.resolve_task(count).name, {"x": 2}, 0)
+    path = out / "points" / key / records.RESULT
     path.write_text(damage(path.read_text()))
     RUNS.clear()
     capsys.readouterr()
-    table = sweep.run_sweep(count, {"x": [1, 2]}, [0], out, scheduler=client, progress=False)
+    table = sweep.run_sweep(count, {"x": [1, 2]}, [0], out, scheduler=dask_client, progress=False)
     assert RUNS == [(2, 0)]  # the damaged point ran again, the other did not
     assert list(table["y"]) == [10, 20] and list(table["status"]) == ["ok", "ok"]
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and str(path) in err[0] and problem in err[0] and "counts as not run" in err[0]
-    assert sweep.read_record(out / "points" / key, key)["metrics"] == {"y": 20}
+    assert records.read_record(out / "points" / key, key)["metrics"] == {"y": 20}
 
 
 SLOW = """
 import time
-from dpnb.tools.sweep import register
 
-
-@register
 def slow(seed):
     if seed:
         time.sleep(60)
@@ -139,7 +112,7 @@ def slow(seed):
 
 def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
     # Ctrl-C reaches the whole process group: the command and its worker processes.
-    run = _cli(tmp_path, "slowtask", SLOW, "slowtask:slow", "--seeds", "0..1", start_new_session=True)
+    run = sweep_command(tmp_path, "slowtask", SLOW, "slowtask:slow", "--seeds", "0..1", start_new_session=True)
     points = tmp_path / "out" / "points"
     deadline = time.monotonic() + 60
     while not list(points.glob("*/result.json")) and time.monotonic() < deadline:
@@ -152,14 +125,14 @@ def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
     assert stderr.splitlines() == [
         f"interrupted: the points that finished are saved in {points}; the same command resumes"
     ]
-    assert [p.parent.name for p in points.glob("*/result.json")] == [sweep.point_key("slowtask:slow", {}, 0)]
-    assert not list(tmp_path.rglob("*.partial")) and not (tmp_path / "out" / sweep.TABLE).exists()
+    assert [p.parent.name for p in points.glob("*/result.json")] == [point_key("slowtask:slow", {}, 0)]
+    assert not list(tmp_path.rglob("*.partial")) and not (tmp_path / "out" / records.TABLE).exists()
 
 
-def test_a_failing_table_write_leaves_the_previous_table(tmp_path, client, monkeypatch):
+def test_a_failing_table_write_leaves_the_previous_table(tmp_path, dask_client, monkeypatch):
     out = tmp_path / "out"
-    sweep.run_sweep(count, {"x": [1]}, [0], out, scheduler=client, progress=False)
-    before = (out / sweep.TABLE).read_bytes()
+    sweep.run_sweep(count, {"x": [1]}, [0], out, scheduler=dask_client, progress=False)
+    before = (out / records.TABLE).read_bytes()
 
     def write_half_then_fail(self, path, **kwargs):
         with open(path, "wb") as handle:
@@ -168,14 +141,14 @@ def test_a_failing_table_write_leaves_the_previous_table(tmp_path, client, monke
 
     monkeypatch.setattr(pd.DataFrame, "to_parquet", write_half_then_fail)
     with pytest.raises(OSError, match="disk full"):
-        sweep.run_sweep(count, {"x": [1, 2]}, [0], out, scheduler=client, progress=False)
-    assert (out / sweep.TABLE).read_bytes() == before
+        sweep.run_sweep(count, {"x": [1, 2]}, [0], out, scheduler=dask_client, progress=False)
+    assert (out / records.TABLE).read_bytes() == before
     assert not list(out.rglob("*.partial"))
 
 
 def test_write_atomic_keeps_the_old_file_when_the_replace_fails(tmp_path, monkeypatch):
     path = tmp_path / "claims.json"
-    sweep.write_atomic(path, "old\n")
+    records.write_atomic(path, "old\n")
     assert path.read_text() == "old\n" and oct(path.stat().st_mode & 0o777) != oct(0o600)
 
     def fail(*args):
@@ -183,5 +156,5 @@ def test_write_atomic_keeps_the_old_file_when_the_replace_fails(tmp_path, monkey
 
     monkeypatch.setattr(os, "replace", fail)
     with pytest.raises(OSError, match="killed mid-write"):
-        sweep.write_atomic(path, "new\n")
+        records.write_atomic(path, "new\n")
     assert path.read_text() == "old\n" and [p.name for p in tmp_path.iterdir()] == ["claims.json"]

@@ -23,29 +23,27 @@ non-private computation on the same rows, and a data-free release (drawn without
 data), whose score any private method should beat.
 
 The libraries' DP-PCA (diffprivlib's ``PCA``, OpenDP's PCA) sample eigenvectors by rejection,
-at a cost that grows exponentially with ``epsilon * n``; :class:`TimeBudget` runs each of their
-fits in a child process and reports :class:`Unfinished` when it does not finish in time.
+at a cost that grows exponentially with ``epsilon * n``; :class:`dpnb.book.budget.TimeBudget` runs
+each of their fits in a child process and reports :class:`Unfinished` when it does not finish in time.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
-import multiprocessing
-import time
+import importlib.metadata
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
-import psutil
 from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import adjusted_rand_score
-from threadpoolctl import threadpool_limits
 
+from dpnb.book.budget import TimeBudget, Unfinished
 from dpnb.ground import datasets
 from dpnb.ground.streams import sklearn_seed, stream
-from dpnb.ground.validation import check_integer, check_positive
+from dpnb.ground.validation import check_integer
 from dpnb.numerics.linalg import haar_stiefel, top_eigenvectors
 from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher, laplace_identity
 from dpnb.papers.dppro import DPPro, relative_l2_error, squared_distance_estimate
@@ -54,157 +52,6 @@ from dpnb.papers.mst import MST, discretize
 from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import PPCA, ModSULQ
 from dpnb.papers.ron_gauss import RONGauss
-from dpnb.tools.sweep import register
-
-
-# ----------------------------------------------------------------------------- time budgets
-@dataclass(frozen=True)
-class Unfinished:
-    """A fit that gave no result: it ran out of its time budget (``reason`` says so) or raised."""
-
-    reason: str
-
-    def __str__(self) -> str:
-        return self.reason
-
-
-def _child(sender, function, args, preload) -> None:
-    try:
-        for module in preload:
-            importlib.import_module(module)
-    except ImportError as exc:
-        preload_error = exc
-    else:
-        preload_error = None
-    sender.send(("ready", None))  # imports done: the budget starts now
-    try:
-        if preload_error is not None:
-            raise preload_error
-        with threadpool_limits(1):  # CPU seconds of one thread, whatever the machine's BLAS
-            message = ("ok", function(*args))
-    except Exception as exc:  # reported to the parent as a result
-        message = ("error", f"failed: {type(exc).__name__}: {exc}")
-    try:
-        sender.send(message)
-    except Exception as exc:  # e.g. an unpicklable return value
-        sender.send(("error", f"failed: {type(exc).__name__}: {exc}"))
-    sender.close()
-
-
-STARTUP_SECONDS = 300.0  # at most this long for a child to start and import what it runs (not part of a budget)
-WALL_FACTOR = 10.0  # a child still running after this many times its CPU budget in wall time is stopped (hung)
-
-
-def _context():
-    """Processes started from a clean server (``forkserver``), else spawned; never forked from this process.
-
-    Forking a process that runs threads (a Jupyter kernel, BLAS, a library's runtime) can copy a held
-    lock into the child, which then hangs: a fit would be reported as out of time for no reason of its own.
-    """
-    methods = multiprocessing.get_all_start_methods()
-    if "forkserver" in methods:
-        context = multiprocessing.get_context("forkserver")
-        context.set_forkserver_preload([__name__])
-        return context
-    return multiprocessing.get_context("spawn")
-
-
-def run_with_budget(function, args=(), seconds: float = 10.0, preload=()):
-    """``function(*args)`` in a child process, killed once it has used ``seconds`` of CPU time.
-
-    The budget is CPU time of the child (one BLAS thread), not wall time, so whether a fit finishes
-    does not depend on how busy the machine is; a child that is still running after ``WALL_FACTOR``
-    times the budget in wall time (e.g. blocked, using no CPU) is stopped too.
-
-    Parameters
-    ----------
-    function : callable
-        Module-level (picklable): the child is started from a clean process, not forked from this one.
-    args : tuple
-        Its arguments (a generator among them is copied into the child, so the result is the
-        same as an in-process call's).
-    seconds : float
-        CPU-time budget.
-    preload : sequence of str
-        Modules the child imports before the budget starts (those ``function`` imports when called).
-
-    Returns
-    -------
-    The function's value, or :class:`Unfinished` with the reason ``"did not finish within T s"``
-    or ``"failed: <exception>"``. The budget counts from the moment the child has started and imported
-    what it runs (``preload`` included; at most ``STARTUP_SECONDS``), so it measures the fit alone. The child is always
-    gone when this returns.
-    """
-    seconds = check_positive(seconds, "seconds")
-    context = _context()
-    receiver, sender = context.Pipe(duplex=False)
-    process = context.Process(target=_child, args=(sender, function, args, tuple(preload)), daemon=True)
-    process.start()
-    sender.close()
-    try:
-        if not receiver.poll(STARTUP_SECONDS):
-            status, payload = "error", f"failed: the child process did not start within {STARTUP_SECONDS:g} s"
-        else:
-            receiver.recv()  # "ready"
-            status, payload = _wait(receiver, process.pid, seconds)
-    except EOFError:
-        status, payload = "error", "failed: the child process exited without a result"
-    finally:
-        if process.is_alive():
-            process.kill()
-        process.join()
-        receiver.close()
-    if status == "ok":
-        return payload
-    return Unfinished(f"did not finish within {seconds:g} s" if status == "timeout" else payload)
-
-
-def _cpu_seconds(pid: int) -> float:
-    times = psutil.Process(pid).cpu_times()
-    return times.user + times.system
-
-
-def _wait(receiver, pid: int, seconds: float) -> tuple:
-    """The child's message, or ``("timeout", None)`` once it used ``seconds`` of CPU time (or hung)."""
-    start_cpu, start_wall = _cpu_seconds(pid), time.monotonic()
-    while not receiver.poll(0.02):
-        try:
-            used = _cpu_seconds(pid) - start_cpu
-        except psutil.NoSuchProcess:  # it exited; the next poll sees its message or the end of the pipe
-            continue
-        if used > seconds or time.monotonic() - start_wall > WALL_FACTOR * seconds:
-            return "timeout", None
-    return receiver.recv()
-
-
-class TimeBudget:
-    """Run slow fits under :func:`run_with_budget`, and skip fits that cannot finish either.
-
-    A fit of ``name`` that ran out of time at budget ``epsilon`` on ``n`` rows ends that method
-    for every later call with the same ``n`` and ``epsilon`` at least as large (other seeds
-    included): the rejection samplers' expected cost grows with ``epsilon * n``, so those fits
-    are reported with the same :class:`Unfinished` without being started.
-
-    Parameters
-    ----------
-    seconds : float
-        Wall-time budget of each fit.
-    """
-
-    def __init__(self, seconds: float):
-        self.seconds = check_positive(seconds, "seconds")
-        self._out_of_time: dict = {}
-
-    def run(self, name: str, n: int, epsilon: float, function, *args, preload=()):
-        """``function(*args)`` under the budget (``preload``: see :func:`run_with_budget`), or the
-        :class:`Unfinished` of an earlier fit."""
-        earlier = self._out_of_time.get((name, n))
-        if earlier is not None and epsilon >= earlier[0]:
-            return earlier[1]
-        result = run_with_budget(function, args, self.seconds, preload)
-        if isinstance(result, Unfinished) and result.reason.startswith("did not finish"):
-            self._out_of_time[(name, n)] = (epsilon, result)
-        return result
 
 
 # ----------------------------------------------------------------------------- Adult classification
@@ -670,7 +517,7 @@ def mnist_clustering(X, y, epsilon: float, delta: float, rng, *, n_components: i
     }
 
 
-# ----------------------------------------------------------------------------- the trial grid, on dpnb.tools.sweep
+# ----------------------------------------------------------------------------- the trial grid, here or on a sweep
 @functools.lru_cache(maxsize=4)
 def _experiment_data(experiment: str, seed: int, n_rows: int, n_test: int, pool: int):
     """The rows of one experiment, drawn from their own stream of ``seed`` (kept per process)."""
@@ -686,7 +533,6 @@ def _experiment_data(experiment: str, seed: int, n_rows: int, n_test: int, pool:
 EXPERIMENTS = ("adult", "rf1", "mnist", "distances")
 
 
-@register(name="point")
 def trial(
     experiment: str,
     epsilons: list,
@@ -701,7 +547,7 @@ def trial(
 ) -> dict:
     """One point of the comparison's trial grid: every method of ``experiment`` at one budget and repetition.
 
-    A sweep task (``python -m dpnb.tools.sweep dpnb.book.comparison:point``): the rows are drawn from the
+    A sweep task under the name ``point`` (``dpnb.book.comparison:point``): the rows are drawn from the
     stream ``(seed, "<experiment>-rows")`` (``"dna-distance-rows"`` for the distances), the
     methods from the stream ``(seed, (experiment, epsilon_index, repetition))``, so a point gives
     the same scores wherever it runs.
@@ -746,6 +592,10 @@ def trial(
     return distance_preservation(data, n_components, epsilon, delta, rng)
 
 
+# The sweep's name for trial: task dpnb.book.comparison:point, the name its points' keys hash since the first sweeps.
+point = trial
+
+
 def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None, **options) -> dict:
     """Scores of every method at every budget and repetition: ``{method: {epsilon: [score, ...]}}``.
 
@@ -762,8 +612,9 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
     seed : int
     sweep : None or dict
         None runs the points here, one after another. A dict runs a named experiment's points as
-        tasks of :func:`dpnb.tools.sweep.run_sweep` with these keyword arguments (``output`` required;
-        ``scheduler``, ``n_workers``, ``processes``); the folder is emptied first, so the scores
+        sweep tasks (``dpnb.book.comparison:point``) with these keyword arguments (``output`` required;
+        ``scheduler``, ``n_workers``, ``processes``), by the runner installed as the entry point
+        ``dpnb.runners:sweep`` (the tools' Dask sweep); the folder is emptied first, so the scores
         are those of the code that runs now. The scores are the same either way.
 
     Raises
@@ -791,11 +642,16 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
 
 
 def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[dict]:
-    """The points of :func:`run_grid` as sweep tasks; their scores in the grid's order."""
-    import shutil
+    """The points of :func:`run_grid` as sweep tasks; their scores in the grid's order.
 
-    from dpnb.tools.sweep import RESERVED, run_sweep
-
+    The sweep is found as the installed entry point ``dpnb.runners:sweep``, a function
+    ``(task, grid, seeds, output, **sweep) -> records`` returning one record per grid point in grid
+    order (a dict with ``params``, ``status``, ``error`` and ``metrics``): this module names a task,
+    the tools run it, and nothing here imports them.
+    """
+    runners = importlib.metadata.entry_points(group="dpnb.runners", name="sweep")
+    if not runners:
+        raise RuntimeError("no sweep runner is installed (entry point dpnb.runners:sweep); reinstall dpnb: make venv")
     sweep = dict(sweep)
     output = Path(sweep.pop("output"))
     shutil.rmtree(output, ignore_errors=True)
@@ -806,16 +662,12 @@ def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[di
         "repetition": list(range(n_repetitions)),
         **{name: [value] for name, value in options.items()},
     }
-    table = run_sweep(trial, grid, [seed], output, progress=False, **sweep)
-    failed = table[table["status"] != "ok"]
-    if len(failed):
-        row = failed.iloc[0]
+    records = next(iter(runners)).load()(f"{__name__}:point", grid, [seed], output, progress=False, **sweep)
+    failed = [r for r in records if r["status"] != "ok"]
+    if failed:
+        params = failed[0]["params"]
         raise RuntimeError(
             f"{len(failed)} point(s) of the {experiment} sweep failed, e.g. epsilon index "
-            f"{row['epsilon_index']}, repetition {row['repetition']}: {row['error']}"
+            f"{params['epsilon_index']}, repetition {params['repetition']}: {failed[0]['error']}"
         )
-    methods = [c for c in table.columns if c not in RESERVED and c not in grid]
-    scores = {
-        (row["epsilon_index"], row["repetition"]): {m: float(row[m]) for m in methods} for _, row in table.iterrows()
-    }
-    return [scores[i, s] for i in range(len(epsilons)) for s in range(n_repetitions)]
+    return [record["metrics"] for record in records]  # grid order: epsilon index, then repetition

@@ -2,31 +2,22 @@
 
 The ``.md`` (MyST) file is the one people edit; the ``.ipynb`` carries outputs for nbval.
 :func:`execute_pair` rebuilds the ``.ipynb`` from the source and runs it in the notebook's
-folder exactly as nbval will (same working directory, no injected parameters), dropping
-volatile metadata and keeping cell ids stable, so that re-running a notebook changes the
+folder exactly as nbval will (same working directory, no injected parameters), with the one
+notebook executor (:func:`dpnb.tools.executor.execute_notebook`, which writes nothing itself here),
+dropping volatile metadata and keeping cell ids stable, so that re-running a notebook changes the
 committed file only where its outputs change. :func:`pair_mismatches` is the sync check the
-tests run. Kernels started here and by :mod:`dpnb.tools.run` send their own log to nowhere
-(:class:`QuietKernelManager`): cell errors still surface as errors.
+tests run.
 """
 
 from __future__ import annotations
 
 import argparse
 import hashlib
-import subprocess
 from pathlib import Path
 
-from jupyter_client.manager import AsyncKernelManager
+from dpnb.tools.executor import NotebookFailed, execute_notebook
 
 VOLATILE_CELL_METADATA = ("execution", "papermill", "collapsed", "scrolled")
-
-
-class QuietKernelManager(AsyncKernelManager):
-    """A kernel manager whose kernel's own stderr (ipykernel's start-up and shutdown log) is discarded."""
-
-    async def _async_launch_kernel(self, kernel_cmd, **kw):
-        kw["stderr"] = subprocess.DEVNULL
-        return await super()._async_launch_kernel(kernel_cmd, **kw)
 
 
 def _strip_volatile(nb) -> None:
@@ -61,20 +52,6 @@ def _pair_paths(source) -> tuple[Path, Path]:
     return source, source.with_suffix(".ipynb")
 
 
-def execute_notebook(nb, cwd, timeout: int = 900):
-    """Execute notebook ``nb`` in folder ``cwd`` (in place, quiet kernel); returns it."""
-    from nbclient import NotebookClient
-
-    NotebookClient(
-        nb,
-        timeout=timeout,
-        kernel_name="python3",
-        kernel_manager_class=QuietKernelManager,
-        resources={"metadata": {"path": str(Path(cwd).resolve())}},
-    ).execute()
-    return nb
-
-
 def execute_pair(source, timeout: int = 900) -> Path:
     """Execute ``notebooks/<stem>.md`` and write ``notebooks/<stem>.ipynb`` with its outputs.
 
@@ -92,7 +69,7 @@ def execute_pair(source, timeout: int = 900) -> Path:
         raise FileNotFoundError(f"no notebook source at {source}")
     nb = jupytext.read(source)
     previous = nbformat.read(target, as_version=4) if target.is_file() else None
-    execute_notebook(nb, source.parent, timeout)
+    execute_notebook(nb, cwd=source.parent, timeout=timeout)  # no parameters: nothing injected
     _strip_volatile(nb)
     _stable_ids(nb, previous)
     jupytext.write(nb, target, fmt="ipynb")
@@ -181,6 +158,8 @@ def main(argv=None) -> None:
             print(f"wrote {restyle_pair(s) if args.restyle else execute_pair(s)}")
         except ValueError as err:
             parser.exit(2, f"error: {err}\n")
+        except NotebookFailed as err:  # the kernel's traceback, then the one line; the committed pair is untouched
+            parser.exit(1, f"{err.__cause__ or ''}\nerror: {s} did not run: {err}; nothing written\n")
 
 
 if __name__ == "__main__":

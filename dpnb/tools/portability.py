@@ -271,7 +271,7 @@ def main(argv=None) -> int:
     if argv[:1] == ["exec"]:
         return _exec(argv[1:])
 
-    from dpnb.tools.pairing import execute_notebook
+    from dpnb.tools.executor import execute_notebook
 
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("notebooks", nargs="+", help="committed notebooks/<stem>.ipynb files")
@@ -284,7 +284,7 @@ def main(argv=None) -> int:
         committed = nbformat.read(path, as_version=4)
         for name in args.config or configurations():
             with numerical_environment(name):
-                executed = execute_notebook(nbformat.read(path, as_version=4), path.parent)
+                executed = execute_notebook(nbformat.read(path, as_version=4), cwd=path.parent)
             problems = output_differences(committed, executed)
             failed |= bool(problems)
             verdict = f"{len(problems)} cell(s) differ" if problems else "identical text outputs"

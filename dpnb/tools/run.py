@@ -1,9 +1,10 @@
-"""``make run``: execute every notebook with papermill and gather the claims.
+"""``make run``: execute every notebook with its parameters and gather the claims.
 
-Each notebook ``notebooks/<stem>.ipynb`` is executed into ``<output>/<stem>.ipynb`` with its
+Each notebook ``notebooks/<stem>.ipynb`` is executed (:func:`dpnb.tools.executor.execute_notebook`,
+parameters injected as papermill injects them) into ``<output>/<stem>.ipynb`` with its
 ``output_dir`` parameter pointed at ``<output>/<stem>``, where it writes ``claims.json``. The
 claims of all notebooks are gathered into ``<output>/claims.json`` and summarised.
-Papermill outputs never go back into ``notebooks/``.
+Executed copies never go back into ``notebooks/``.
 
 Results are merged, never lost: ``<output>/claims.json`` holds, per notebook, the claims of its
 last successful run. A notebook not selected (``--only``) keeps its claims; a notebook whose run
@@ -49,8 +50,8 @@ from pathlib import Path
 from dpnb.book.claims import VERDICTS, read_claims
 from dpnb.book.parameters import check_notebook_parameters, parameter_names, read_value, read_yaml
 from dpnb.book.report import markdown_table
-from dpnb.tools.portability import environment
-from dpnb.tools.sweep import write_atomic
+from dpnb.tools.executor import ALLOCATOR, NotebookFailed, execute_notebook, failure_reason
+from dpnb.tools.records import write_atomic
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
@@ -59,10 +60,6 @@ NOTEBOOKS = ROOT / "notebooks"
 class UsageError(ValueError):
     """A request ``make run`` refuses before running anything (unknown profile, notebook or parameter, bad value,
     unusable output folder)."""
-
-
-class NotebookFailed(RuntimeError):
-    """A notebook's run failed; the message is one line: the cell and the exception (picklable, unlike some)."""
 
 
 def notebook_paths(notebooks_dir=NOTEBOOKS) -> list[Path]:
@@ -113,36 +110,13 @@ def check_parameter_names(notebook: Path, names) -> None:
         )
 
 
-THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
-# glibc's allocator in every kernel: keep freed memory for reuse instead of returning it to the system and faulting
-# fresh zeroed pages in again for the next array of the same size. Measured at paper size, one process: system time
-# 6.0 -> 1.3 s on a truncated component_analysis run, a Table 5 trial of ron_gauss 4 % faster. Arrays above 32 MB
-# (glibc's largest mmap threshold) are still mapped and unmapped; other platforms ignore the variables.
-ALLOCATOR = {
-    "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
-    "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),
-    "MALLOC_TOP_PAD_": str(512 * 2**20),
-}
-
-
-def failure_reason(exc: BaseException) -> str:
-    """One line: for an exception raised in a cell, ``cell In [N]: Name: first line of the message``."""
-    ename = getattr(exc, "ename", None)
-    if ename is not None:  # papermill's PapermillExecutionError: the kernel's exception
-        value = next((line for line in str(getattr(exc, "evalue", "")).splitlines() if line.strip()), "")
-        return f"cell In [{getattr(exc, 'exec_count', '?')}]: {ename}" + (f": {value}" if value else "")
-    lines = [line for line in str(exc).splitlines() if line.strip()]
-    if isinstance(exc, NotebookFailed):
-        return lines[0]
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
 def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | None = None) -> Path:
-    """Run one notebook with papermill into ``output``; returns its claims file.
+    """Run one notebook into ``output`` with ``parameters`` and ``output_dir`` injected; returns its claims file.
 
-    ``blas_threads`` limits the kernel's BLAS/OpenMP threads, and ``ALLOCATOR`` tunes its memory
-    allocator (both set in this process's environment while the notebook runs, which the kernel
-    inherits, and restored afterwards). Neither changes a result.
+    The notebook runs in its own folder (:func:`dpnb.tools.executor.execute_notebook`) and is written,
+    executed, to ``output/<name>.ipynb``, also when a cell fails. ``blas_threads`` limits the kernel's
+    BLAS/OpenMP threads (None leaves them as they are) and :data:`dpnb.tools.executor.ALLOCATOR` tunes its
+    memory allocator; neither changes a result, nor this process's environment.
 
     Raises
     ------
@@ -150,29 +124,17 @@ def execute(notebook: Path, output: Path, parameters: dict, blas_threads: int | 
         A cell raised (the message names the cell and the exception), the kernel died, or the
         notebook ran to the end without writing ``claims.json``.
     """
-    import papermill
-
-    from dpnb.tools.pairing import QuietKernelManager
-
     out_dir = output / notebook.stem
     out_dir.mkdir(parents=True, exist_ok=True)
     claims = out_dir / "claims.json"
     claims.unlink(missing_ok=True)  # an earlier run's file must not pass for this run's
-    params = {**parameters, "output_dir": str(out_dir.resolve())}
-    with environment({**dict.fromkeys(THREAD_VARIABLES, str(blas_threads) if blas_threads else ""), **ALLOCATOR}):
-        try:
-            papermill.execute_notebook(
-                str(notebook),
-                str(output / notebook.name),
-                parameters=params,
-                cwd=str(notebook.parent),
-                progress_bar=False,
-                log_output=False,
-                kernel_name="python3",
-                kernel_manager_class=QuietKernelManager,
-            )
-        except Exception as exc:
-            raise NotebookFailed(failure_reason(exc)) from None
+    execute_notebook(
+        notebook,
+        output=output / notebook.name,
+        parameters={**parameters, "output_dir": str(out_dir.resolve())},
+        blas_threads=blas_threads,
+        environment=ALLOCATOR,
+    )
     if not claims.is_file():
         raise NotebookFailed(f"ran to the end but wrote no {claims.name} into its output_dir")
     return claims

@@ -43,11 +43,13 @@ point gets every seed.
 
 Notebook tasks
 --------------
-The notebook (``.ipynb``) is executed with papermill in its own folder, with the point's
-parameters, ``seed`` and ``output_dir`` (the point's folder) injected; its kernel's own log is
-discarded (:class:`dpnb.tools.pairing.QuietKernelManager`) and the cells' printed output goes to the
-point's ``task.log``. Before anything runs, the grid's names are checked against the notebook's
-parameters cell: an unknown name is refused with one line that lists the notebook's parameters.
+The notebook (``.ipynb``) is executed in its own folder by the one notebook executor
+(:func:`dpnb.tools.executor.execute_notebook`), with the point's parameters, ``seed`` and
+``output_dir`` (the point's folder) injected as papermill injects them; its kernel's own log is
+discarded and the cells' printed output goes to the point's ``task.log``. A failing cell is the
+point's error in one line, ``cell In [N]: Name: message``. Before anything runs, the grid's names
+are checked against the notebook's parameters cell: an unknown name is refused with one line that
+lists the notebook's parameters.
 Metrics: each claim of the ``claims.json`` the notebook writes gives the columns
 ``verdict.<id>`` and ``measured.<id>``; a ``metrics.json`` the notebook writes into
 ``output_dir`` (an object mapping names to numbers, strings or booleans) gives one column per
@@ -55,13 +57,11 @@ name.
 
 Function tasks
 --------------
-A function taking the parameters as keyword arguments and ``seed``, and returning a dict of
-scalars (the metrics), becomes a task by name once registered::
+Any plain function taking the parameters as keyword arguments and ``seed``, and returning a dict
+of scalars (the metrics), is a task, named ``module:function``; its module needs nothing from the
+sweep::
 
     # mypackage/experiments.py
-    from dpnb.tools.sweep import register
-
-    @register
     def gauss_error(epsilon: float, n_samples: int, seed: int) -> dict:
         ...
         return {"error": error, "sigma": sigma}
@@ -98,22 +98,19 @@ Python
     table = run_sweep("notebooks/dppro.ipynb", {"epsilon": [0.5, 1.0]}, range(10), "results/sweeps/dppro")
 
 ``scheduler`` may be an address or an existing ``distributed.Client``; ``n_workers`` and
-``processes`` shape the local cluster otherwise. :func:`register` names functions, and
-:func:`expand_grid`, :func:`point_key` and :func:`run_point` are the pieces a sweep is made of.
+``processes`` shape the local cluster otherwise. :func:`sweep_records` returns the points' records
+instead. :func:`resolve_task`, :func:`dpnb.tools.grid.expand_grid`, :func:`dpnb.tools.grid.point_key`
+and :func:`run_point` are the pieces a sweep is made of; :mod:`dpnb.tools.records` stores the points.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
-import hashlib
 import importlib
 import inspect
-import itertools
 import json
 import numbers
-import os
-import subprocess
 import sys
 import threading
 import time
@@ -122,74 +119,46 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpnb.book.parameters import parameter_names, read_value, read_yaml
-
-_NOTEBOOK_LOCK = threading.Lock()  # see NotebookTask.run
-_UMASK = os.umask(0o022)  # read the process's umask (only possible by setting it) and restore it at once
-os.umask(_UMASK)
-ROOT = Path(__file__).resolve().parents[2]
-VERSIONED = ("numpy", "scipy", "scikit-learn", "dpnb")
-TABLE = "results.parquet"
-LOG = "task.log"
-RESULT = "result.json"
-# Columns the sweep itself writes; no parameter or metric may take these names.
-RESERVED = frozenset(
-    {"task", "seed", "status", "error", "git_revision", "seconds", "key", "log", *(f"version.{p}" for p in VERSIONED)}
+from dpnb.book.parameters import parameter_names
+from dpnb.tools.executor import NotebookFailed, execute_notebook, failure_reason
+from dpnb.tools.grid import check_grid, expand_grid, parse_assignment, parse_seeds, point_key, read_grid, scalars
+from dpnb.tools.records import (
+    LOG,
+    RESERVED,
+    RESULT,
+    ROOT,
+    TABLE,
+    finished,
+    git_revision,
+    read_record,
+    versions,
+    write_json,
+    write_table,
 )
-
-_REGISTRY: dict[str, Callable] = {}
-
 
 # --------------------------------------------------------------------------- tasks
 
 
-def register(function=None, *, name=None):
-    """Register a function as a sweep task, runnable as ``python -m dpnb.tools.sweep module:name``.
-
-    Use as ``@register`` or ``@register(name="short")``.
-
-    Parameters
-    ----------
-    function : callable
-        Takes the grid's parameters as keyword arguments and ``seed`` (an int), and returns a dict
-        mapping metric names to scalars (numbers, strings, booleans or None).
-    name : str, optional
-        The name after ``module:``; the function's qualified name by default.
-
-    Returns
-    -------
-    The function itself, unchanged.
+def check_function(function) -> None:
+    """Refuse what cannot be a function task: anything but a plain function (``def``) whose parameters can be passed
+    by keyword and include ``seed``.
 
     Raises
     ------
     TypeError
-        ``function`` is not callable or has no ``seed`` argument, or ``name`` is not a string.
-    ValueError
-        ``name`` is empty or contains ``:``.
+        ``function`` is not a plain function (a class, a builtin, a method, a ``functools.partial``...), takes
+        positional-only parameters, or has no ``seed`` argument.
     """
-    if name is not None:
-        if not isinstance(name, str):
-            raise TypeError(f"name must be a string, got {type(name).__name__}")
-        if not name or ":" in name:
-            raise ValueError(f"name must be non-empty and without ':', got {name!r}")
-
-    def decorate(f):
-        _check_function(f)
-        _REGISTRY[f"{f.__module__}:{name or f.__qualname__}"] = f
-        return f
-
-    return decorate if function is None else decorate(function)
-
-
-def _check_function(f) -> None:
-    if not callable(f):
-        raise TypeError(f"a sweep task must be callable, got {type(f).__name__}")
-    if "seed" not in inspect.signature(f).parameters:
-        raise TypeError(f"{getattr(f, '__qualname__', f)} must take a `seed` argument to be a sweep task")
-
-
-def _registered_name(f) -> str:
-    return next((label for label, g in _REGISTRY.items() if g is f), f"{f.__module__}:{f.__qualname__}")
+    if not inspect.isfunction(function):
+        raise TypeError(
+            f"a sweep task must be a plain function (def name(..., seed): ...), got {type(function).__name__}"
+        )
+    parameters = inspect.signature(function).parameters
+    positional = [p.name for p in parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+    if positional:
+        raise TypeError(f"{function.__qualname__} takes positional-only {', '.join(positional)}; the sweep names all")
+    if "seed" not in parameters:
+        raise TypeError(f"{function.__qualname__} must take a `seed` argument to be a sweep task")
 
 
 @dataclass(frozen=True)
@@ -213,16 +182,13 @@ class FunctionTask:
 
     def run(self, params: dict, seed: int, folder: Path, log) -> dict:
         """Call the function; its return value must be a dict of scalars."""
-        return _scalars(self.function(**params, seed=seed), f"the return value of {self.name}")
-
-
-class NotebookError(RuntimeError):
-    """A notebook cell raised; the message is that exception's type and message."""
+        return scalars(self.function(**params, seed=seed), f"the return value of {self.name}")
 
 
 @dataclass(frozen=True)
 class NotebookTask:
-    """A notebook executed by papermill once per grid point, with ``seed`` and ``output_dir`` injected."""
+    """A notebook executed once per grid point (:func:`dpnb.tools.executor.execute_notebook`), with the point's
+    parameters, ``seed`` and ``output_dir`` injected."""
 
     path: Path
 
@@ -250,36 +216,21 @@ class NotebookTask:
 
     def run(self, params: dict, seed: int, folder: Path, log) -> dict:
         """Execute the notebook into ``folder``; metrics from its ``claims.json`` and ``metrics.json``."""
-        import papermill
-
         from dpnb.book.claims import read_claims
-        from dpnb.tools.pairing import QuietKernelManager
 
-        try:
-            # nbclient drives its kernel from an asyncio loop; two threads of one worker process
-            # starting kernels at once can cancel each other's start-up, so a process runs one
-            # notebook at a time (worker processes still run in parallel).
-            with _NOTEBOOK_LOCK:
-                papermill.execute_notebook(
-                    str(self.path),
-                    str(folder / "notebook.ipynb"),
-                    parameters={**params, "seed": seed, "output_dir": str(folder)},
-                    cwd=str(self.path.parent),
-                    kernel_name="python3",
-                    kernel_manager_class=QuietKernelManager,
-                    progress_bar=False,
-                    stdout_file=log,
-                    stderr_file=log,
-                )
-        except papermill.PapermillExecutionError as exc:
-            raise NotebookError(f"{exc.ename}: {exc.evalue}") from exc
+        execute_notebook(
+            self.path,
+            output=folder / "notebook.ipynb",
+            parameters={**params, "seed": seed, "output_dir": str(folder)},
+            log=log,
+        )
         metrics = {}
         if (folder / "claims.json").is_file():
             for claim in read_claims(folder / "claims.json"):
                 metrics[f"verdict.{claim['id']}"] = claim["verdict"]
                 metrics[f"measured.{claim['id']}"] = claim["measured"]
         if (folder / "metrics.json").is_file():
-            metrics.update(_scalars(json.loads((folder / "metrics.json").read_text()), "metrics.json"))
+            metrics.update(scalars(json.loads((folder / "metrics.json").read_text()), "metrics.json"))
         return metrics
 
 
@@ -288,22 +239,24 @@ def resolve_task(task):
 
     Parameters
     ----------
-    task : str, Path, callable, FunctionTask or NotebookTask
-        A notebook path ending in ``.ipynb``; ``"module:name"`` of a function registered with
-        :func:`register` in ``module``; or a function taking ``seed``.
+    task : str, Path, function, FunctionTask or NotebookTask
+        A notebook path ending in ``.ipynb``; ``"module:name"``, the function ``name`` of the
+        importable ``module`` (the task's name is that string); or a function (its name is
+        ``"<its module>:<its qualified name>"``). A function task is a plain function taking the
+        grid's parameters by keyword and ``seed`` (:func:`check_function`), returning a dict of scalars.
 
     Raises
     ------
     TypeError
-        ``task`` is of none of these kinds, or a function without a ``seed`` argument.
+        ``task`` is of none of these kinds, or names something that is not a plain function taking ``seed``.
     ValueError
-        No notebook at the path, or no registered function of that name.
+        No notebook at the path, a module that does not import, or no such name in it.
     """
     if isinstance(task, (FunctionTask, NotebookTask)):
         return task
     if callable(task):
-        _check_function(task)
-        return FunctionTask(task, _registered_name(task))
+        check_function(task)
+        return FunctionTask(task, f"{task.__module__}:{task.__qualname__}")
     if not isinstance(task, (str, Path)):
         raise TypeError(f"task must be a notebook path, 'module:function' or a function, got {type(task).__name__}")
     if str(task).endswith(".ipynb"):
@@ -311,162 +264,17 @@ def resolve_task(task):
         if not path.is_file():
             raise ValueError(f"no notebook at {task}")
         return NotebookTask(path)
-    module, colon, _ = str(task).partition(":")
-    if not colon or not module:
+    module_name, colon, name = str(task).partition(":")
+    if not colon or not module_name or not name.isidentifier():
         raise ValueError(f"task {task!r} is neither a notebook (.ipynb) nor 'module:function'")
     try:
-        importlib.import_module(module)
+        module = importlib.import_module(module_name)
     except ImportError as exc:
-        raise ValueError(f"cannot import {module} for task {task}: {exc}") from None
-    if task not in _REGISTRY:
-        known = [label for label in _REGISTRY if label.startswith(f"{module}:")]
-        raise ValueError(
-            f"{task} is not a registered sweep function (decorate it with @dpnb.tools.sweep.register); "
-            f"registered in {module}: {', '.join(known) or 'none'}"
-        )
-    return FunctionTask(_REGISTRY[task], str(task))
-
-
-# --------------------------------------------------------------------------- grids
-
-
-def _plain(value, what: str):
-    """``value`` as JSON-able Python (numpy scalars unwrapped, tuples as lists); TypeError otherwise."""
-    if getattr(value, "ndim", None) == 0:  # numpy scalars and 0-d arrays, numpy.bool_ included
-        value = value.item()
-    if value is None or isinstance(value, (bool, str)):
-        return value
-    if isinstance(value, numbers.Integral):
-        return int(value)
-    if isinstance(value, numbers.Real):
-        return float(value)
-    if isinstance(value, (list, tuple)):
-        return [_plain(v, what) for v in value]
-    raise TypeError(f"{what} is a {type(value).__name__}; use numbers, strings, booleans, None or lists of them")
-
-
-def _scalars(metrics, what: str) -> dict:
-    """Check that ``metrics`` maps names to scalars; returns it with numpy scalars unwrapped."""
-    if not isinstance(metrics, dict) or not all(isinstance(k, str) for k in metrics):
-        raise TypeError(f"{what} must be a dict mapping metric names to scalars, got {type(metrics).__name__}")
-    out = {k: _plain(v, f"metric {k!r} in {what}") for k, v in metrics.items()}
-    lists = [k for k, v in out.items() if isinstance(v, list)]
-    if lists:
-        raise TypeError(f"metric(s) {', '.join(lists)} in {what} are lists; return one scalar per name")
-    return out
-
-
-def check_grid(grid) -> dict[str, list]:
-    """Validate a grid: a mapping from parameter name to a list of values (a lone value is a list of one).
-
-    Raises
-    ------
-    TypeError
-        ``grid`` is not a mapping, or a value is not a number, string, boolean, None or list of them.
-    ValueError
-        A name is not an identifier or is reserved (``seed``, the table's columns), or a list of
-        values is empty or repeats a value.
-    """
-    if not isinstance(grid, dict):
-        raise TypeError(f"grid must be a dict mapping parameter names to lists of values, got {type(grid).__name__}")
-    out = {}
-    for name, values in grid.items():
-        if not isinstance(name, str) or not name.isidentifier():
-            raise ValueError(f"grid name {name!r} is not a parameter name")
-        if name == "seed":
-            raise ValueError("seed is not a grid parameter; give the seeds separately (--seeds, seeds=)")
-        if name in RESERVED:
-            raise ValueError(f"{name} is a column of the result table; rename the parameter")
-        if getattr(values, "ndim", None) == 1:  # numpy arrays, pandas series
-            values = values.tolist()
-        values = _plain(list(values) if isinstance(values, (list, tuple, range)) else [values], f"grid value of {name}")
-        if not values:
-            raise ValueError(f"grid parameter {name} has no values")
-        texts = [json.dumps(v) for v in values]
-        if len(set(texts)) < len(texts):
-            raise ValueError(f"grid parameter {name} repeats a value: {values}")
-        out[name] = values
-    return out
-
-
-def check_seeds(seeds) -> list[int]:
-    """Validate seeds: a non-empty sequence (list, tuple, range) of distinct non-negative ints.
-
-    Raises
-    ------
-    TypeError
-        ``seeds`` is not a sequence (a lone int is refused: write ``[5]`` or ``range(5)``) or holds a non-int.
-    ValueError
-        No seeds, a negative seed, or a repeated one.
-    """
-    if isinstance(seeds, (str, bytes)) or not hasattr(seeds, "__iter__"):
-        raise TypeError(f"seeds must be a sequence of ints such as range(10) or [0, 3], got {type(seeds).__name__}")
-    seeds = list(seeds)
-    bad = [s for s in seeds if not isinstance(s, numbers.Integral) or isinstance(s, bool)]
-    if bad:
-        raise TypeError(f"seeds must be ints, got {bad[0]!r}")
-    seeds = [int(s) for s in seeds]
-    if not seeds:
-        raise ValueError("seeds is empty; give at least one seed")
-    if min(seeds) < 0:
-        raise ValueError(f"seeds must be non-negative, got {min(seeds)}")
-    if len(set(seeds)) < len(seeds):
-        raise ValueError(f"seeds repeat a value: {seeds}")
-    return seeds
-
-
-def expand_grid(grid, seeds) -> list[tuple[dict, int]]:
-    """Every grid point: the product of the grid's values (in the grid's order), each with every seed.
-
-    Returns
-    -------
-    list of (params, seed)
-        Seeds vary fastest; an empty grid gives one point per seed.
-    """
-    grid, seeds = check_grid(grid), check_seeds(seeds)
-    combos = [dict(zip(grid, values, strict=True)) for values in itertools.product(*grid.values())]
-    return [(params, seed) for params in combos for seed in seeds]
-
-
-def point_key(task_name: str, params: dict, seed: int) -> str:
-    """A stable 16-hex-digit key of one grid point: a hash of the task's name, the parameters and the seed."""
-    text = json.dumps({"task": task_name, "params": params, "seed": seed}, sort_keys=True)
-    return hashlib.sha256(text.encode()).hexdigest()[:16]
-
-
-def parse_seeds(text: str) -> list[int]:
-    """Seeds from the command line: ``"0..9"`` (inclusive), ``"0,3,7"`` or ``"5"``."""
-    first, dots, last = text.partition("..")
-    try:
-        seeds = list(range(int(first), int(last) + 1)) if dots else [int(s) for s in text.split(",")]
-    except ValueError:
-        raise ValueError(f"--seeds takes 'first..last', a comma-separated list or one int, got {text!r}") from None
-    if not seeds:
-        raise ValueError(f"--seeds {text} is an empty range; write first..last with first <= last")
-    return seeds
-
-
-def parse_assignment(text: str) -> tuple[str, list]:
-    """One ``-p name=v1,v2`` argument as ``(name, [v1, v2])``; values are read as YAML (``1e-5``, ``inf`` floats)."""
-    name, equals, values = text.partition("=")
-    name = name.strip()
-    if not equals or not name.isidentifier():
-        raise ValueError(f"-p takes name=value[,value...], got {text!r}")
-    try:
-        parsed = read_value(f"[{values}]")
-    except ValueError:
-        raise ValueError(f"cannot read the values of -p {text!r}; quote strings with commas or brackets") from None
-    if not parsed:
-        raise ValueError(f"-p {name}= gives no value")
-    return name, parsed
-
-
-def read_grid(path) -> dict:
-    """A grid from a YAML file mapping parameter names to lists of values."""
-    grid = read_yaml(Path(path).read_text())
-    if not isinstance(grid, dict):
-        raise TypeError(f"{path} must map parameter names to lists of values")
-    return grid
+        raise ValueError(f"cannot import {module_name} for task {task}: {exc}") from None
+    if not hasattr(module, name):
+        raise ValueError(f"{module_name} has no function {name} (task {task})")
+    check_function(getattr(module, name))
+    return FunctionTask(getattr(module, name), str(task))
 
 
 # --------------------------------------------------------------------------- one grid point, on a worker
@@ -516,82 +324,6 @@ class _ThreadStreams:
                     sys.stdout, sys.stderr = cls._saved
 
 
-def _versions() -> dict:
-    from importlib.metadata import PackageNotFoundError, version
-
-    out = {}
-    for package in VERSIONED:
-        try:
-            out[package] = version(package)
-        except PackageNotFoundError:
-            out[package] = None
-    return out
-
-
-def _git_revision() -> str | None:
-    """The commit of the checkout this package runs from, ``+dirty`` if tracked files changed; None outside git."""
-
-    def git(*args):
-        return subprocess.run(
-            ["git", "-C", str(ROOT), *args], capture_output=True, text=True, timeout=30, check=True
-        ).stdout.strip()
-
-    try:
-        revision = git("rev-parse", "HEAD")
-        return revision + ("+dirty" if git("status", "--porcelain", "--untracked-files=no") else "")
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _one_line(exc: BaseException) -> str:
-    """``"Type: first line of the message"`` (a notebook's error already reads so)."""
-    lines = str(exc).strip().splitlines()
-    if isinstance(exc, NotebookError):
-        return lines[0]
-    return f"{type(exc).__name__}: {lines[0]}" if lines else type(exc).__name__
-
-
-def write_atomic(path, content, write=None) -> None:
-    """Replace ``path`` with ``content`` at once: readers see the old file or the new one, never a part.
-
-    The content goes to a temporary file in the same folder, which then replaces ``path``
-    (``os.replace``); if anything fails on the way, ``path`` is untouched and the temporary file
-    removed.
-
-    Parameters
-    ----------
-    path : str or Path
-        The file to write.
-    content : str or object
-        Text to write, or whatever ``write`` takes.
-    write : callable, optional
-        ``write(content, temporary_path)`` writes a file by other means (e.g. a parquet table).
-    """
-    import tempfile
-
-    path = Path(path)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
-    try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # the permissions of a file written the ordinary way, not mkstemp's 0600
-        with os.fdopen(fd, "w") as handle:
-            if write is None:
-                handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
-        if write is not None:
-            write(content, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
-
-
-def _write_json(path: Path, record: dict) -> None:
-    """Write atomically, so a point interrupted while saving counts as not run."""
-    write_atomic(path, json.dumps(record, indent=1) + "\n")
-
-
 def _header(task, params: dict, seed: int) -> str:
     """The first line of a point's log: what ran."""
     return f"{task.name} seed={seed} {json.dumps(params)}"
@@ -610,7 +342,7 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
         ``git_revision``, ``seconds``.
     """
     folder = Path(folder)
-    done = _finished(folder, key, warn=False)
+    done = finished(folder, key, warn=False)
     if done is not None:  # Dask recomputes a lost result (its worker died): a finished point is not run again
         return done
     folder.mkdir(parents=True, exist_ok=True)
@@ -625,64 +357,16 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
                 raise ValueError(f"metric name(s) {', '.join(clashes)} clash with parameters or table columns")
             record.update(status="ok", error=None, metrics=metrics)
         except Exception as exc:  # noqa: BLE001 -- a failing point is recorded, the others go on
-            traceback.print_exc(file=log)
-            record.update(status="error", error=_one_line(exc), metrics={})
+            if not isinstance(exc, NotebookFailed):  # a notebook's failure: the kernel's traceback is in the log
+                traceback.print_exc(file=log)
+            record.update(status="error", error=failure_reason(exc), metrics={})
         print(f"status: {record['status']}", flush=True)
-    record.update(versions=_versions(), git_revision=_git_revision(), seconds=time.perf_counter() - start)
-    _write_json(folder / RESULT, record)
+    record.update(versions=versions(), git_revision=git_revision(), seconds=time.perf_counter() - start)
+    write_json(folder / RESULT, record)
     return record
 
 
 # --------------------------------------------------------------------------- the sweep, on the client
-
-
-# What a readable record holds: key -> the types its value may have.
-_RECORD = {
-    "key": (str,),
-    "task": (str,),
-    "params": (dict,),
-    "seed": (int,),
-    "status": (str,),
-    "error": (str, type(None)),
-    "metrics": (dict,),
-    "versions": (dict,),
-    "git_revision": (str, type(None)),
-    "seconds": (int, float, type(None)),
-}
-
-
-def read_record(folder, key: str | None = None, warn: bool = True) -> dict | None:
-    """The record in ``folder/result.json``, or None if there is none or it cannot be used.
-
-    A record that is not valid JSON (a truncated file), not an object, lacks a field, has a field
-    of the wrong type, or belongs to another point (``key``) counts as not run: None, and with
-    ``warn`` a line on stderr naming the file.
-    """
-    path = Path(folder) / RESULT
-    if not path.is_file():
-        return None
-    try:
-        record = json.loads(path.read_text())
-        if not isinstance(record, dict):
-            raise ValueError(f"it holds a JSON {type(record).__name__}, not an object")
-        missing = [name for name in _RECORD if name not in record]
-        if missing:
-            raise ValueError(f"it lacks {', '.join(missing)}")
-        wrong = [name for name, kinds in _RECORD.items() if not isinstance(record[name], kinds)]
-        if wrong or record["status"] not in ("ok", "error"):
-            raise ValueError(f"wrong type or value of {', '.join(wrong or ['status'])}")
-        if key is not None and record["key"] != key:
-            raise ValueError(f"it is the record of point {record['key']}, not {key}")
-    except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
-        if warn:
-            print(f"warning: {path} is unusable ({exc}); the point counts as not run", file=sys.stderr)
-        return None
-    return record
-
-
-def _finished(folder: Path, key: str | None = None, warn: bool = True) -> dict | None:
-    record = read_record(folder, key, warn)
-    return record if record is not None and record["status"] == "ok" else None
 
 
 def _is_client(value) -> bool:
@@ -769,7 +453,7 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
                     "params": params,
                     "seed": seed,
                     "status": "error",
-                    "error": _one_line(exc),
+                    "error": failure_reason(exc),
                     "metrics": {},
                     "versions": {},
                     "git_revision": None,
@@ -779,7 +463,7 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
                 (folder / LOG).write_text(
                     f"{_header(task, params, seed)}\nthe point did not run on a worker: {type(exc).__name__}: {exc}\n"
                 )
-                _write_json(folder / RESULT, record)
+                write_json(folder / RESULT, record)
             # Release the result at once: a worker that dies later must not make Dask recompute a finished point.
             future.release()
             if record["status"] != "ok" and progress:
@@ -789,52 +473,6 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
     return records
 
 
-def _table(records: list[dict], output: Path):
-    """One row per record, columns in a fixed order; mixed-type object columns become text."""
-    import pandas as pd
-
-    rows, metrics = [], {}
-    for r in records:
-        metrics.update(dict.fromkeys(r["metrics"]))
-        rows.append(
-            {
-                "task": r["task"],
-                **r["params"],
-                "seed": r["seed"],
-                "status": r["status"],
-                "error": r["error"],
-                **r["metrics"],
-                **{f"version.{p}": r["versions"].get(p) for p in VERSIONED},
-                "git_revision": r["git_revision"],
-                "seconds": r["seconds"],
-                "key": r["key"],
-                "log": str(Path("points") / r["key"] / LOG),
-            }
-        )
-    params = list(dict.fromkeys(k for r in records for k in r["params"]))
-    columns = [
-        "task",
-        *params,
-        "seed",
-        "status",
-        "error",
-        *metrics,
-        *(f"version.{p}" for p in VERSIONED),
-        "git_revision",
-        "seconds",
-        "key",
-        "log",
-    ]
-    table = pd.DataFrame(rows, columns=columns)
-    for column in table.columns:
-        values = table[column]
-        kinds = {type(v) for v in values[values.notna()]} if pd.api.types.is_object_dtype(values.dtype) else set()
-        if len(kinds) > 1 and not kinds <= {int, float, bool}:
-            table[column] = values.map(str).where(values.notna(), None)
-    write_atomic(output / TABLE, table, lambda t, path: t.to_parquet(path, engine="pyarrow", index=False))
-    return pd.read_parquet(output / TABLE, engine="pyarrow")
-
-
 def run_sweep(
     task, grid, seeds, output, *, scheduler=None, n_workers: int = 2, processes: bool = True, progress: bool = True
 ):
@@ -842,9 +480,9 @@ def run_sweep(
 
     Parameters
     ----------
-    task : str, Path or callable
-        A notebook (``.ipynb``), ``"module:name"`` of a function registered with :func:`register`,
-        or a function taking the parameters and ``seed`` and returning a dict of scalars.
+    task : str, Path or function
+        A notebook (``.ipynb``), ``"module:name"`` of a plain function, or the function itself: it
+        takes the parameters and ``seed`` and returns a dict of scalars (:func:`resolve_task`).
     grid : dict
         Parameter name -> list of values (a lone value counts as one); ``{}`` sweeps seeds only.
     seeds : sequence of int
@@ -874,6 +512,27 @@ def run_sweep(
         Bad task, grid, seeds, output or worker count, or grid names the task does not take;
         raised before anything runs.
     """
+    return write_table(*_sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress))
+
+
+def sweep_records(
+    task, grid, seeds, output, *, scheduler=None, n_workers: int = 2, processes: bool = True, progress: bool = True
+) -> list[dict]:
+    """Run a sweep as :func:`run_sweep` does (writing its table too); return the points' records in grid order.
+
+    Each record is what the point's ``result.json`` holds: ``key``, ``task``, ``params``, ``seed``,
+    ``status``, ``error``, ``metrics`` (the task's dict, as JSON gives it back), ``versions``,
+    ``git_revision`` and ``seconds``. The package installs this function as the entry point
+    ``dpnb.runners:sweep``, through which code below the tools runs its points on a sweep
+    without importing the tools (e.g. :func:`dpnb.book.comparison.run_grid`).
+    """
+    records, output = _sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress)
+    write_table(records, output)
+    return records
+
+
+def _sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress) -> tuple[list[dict], Path]:
+    """Check the arguments, run the points not yet finished; the records on disk in grid order, and the folder."""
     task = resolve_task(task)
     points = expand_grid(grid, seeds)
     if not isinstance(output, (str, Path)):
@@ -891,7 +550,7 @@ def run_sweep(
     records, todo = {}, []
     for key, params, seed in planned:
         folder = output / "points" / key
-        record = _finished(folder, key)
+        record = finished(folder, key)
         if record is None:
             todo.append((key, params, seed, folder))
         else:
@@ -900,8 +559,7 @@ def run_sweep(
         for record in _execute(task, todo, scheduler, n_workers, processes, progress, done=len(records)):
             records[record["key"]] = record
     # The table is what the points' records on disk say (a record is written before it is returned).
-    on_disk = [read_record(output / "points" / key, key, warn=False) or records[key] for key, _, _ in planned]
-    return _table(on_disk, output)
+    return [read_record(output / "points" / key, key, warn=False) or records[key] for key, _, _ in planned], output
 
 
 def main(argv=None) -> int:
@@ -912,7 +570,7 @@ def main(argv=None) -> int:
         epilog="example: python -m dpnb.tools.sweep notebooks/dppro.ipynb -p epsilon=0.5,1 --seeds 0..9 "
         "-o results/sweeps/dppro. Output layout, resuming and clusters: python -m pydoc dpnb.tools.sweep",
     )
-    parser.add_argument("task", help="a notebook (.ipynb) or module:function registered with dpnb.tools.sweep.register")
+    parser.add_argument("task", help="a notebook (.ipynb) or module:function, a function taking seed")
     parser.add_argument(
         "-p",
         "--parameter",
@@ -970,8 +628,8 @@ def main(argv=None) -> int:
 
 
 if __name__ == "__main__":
-    # Run the importable dpnb.tools.sweep, not this __main__ copy: workers unpickle its functions by name,
-    # and functions register themselves in its registry.
+    # Run the importable dpnb.tools.sweep, not this __main__ copy: workers unpickle its tasks (FunctionTask,
+    # NotebookTask, run_point) by module name.
     from dpnb.tools.sweep import main as _main
 
     sys.exit(_main())

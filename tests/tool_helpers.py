@@ -1,0 +1,35 @@
+"""Plumbing shared by the tests of the tools: small notebooks on disk, the sweep's command on a task module."""
+
+import os
+import subprocess
+import sys
+
+import nbformat
+
+
+def new_notebook(parameters: str, *cells: str):
+    """A Python 3 notebook: a cell tagged ``parameters`` (none if ``parameters`` is empty), then a cell per source."""
+    nb = nbformat.v4.new_notebook()
+    nb.metadata["kernelspec"] = {"name": "python3", "display_name": "Python 3", "language": "python"}
+    nb.cells = [nbformat.v4.new_code_cell(source) for source in ([parameters] if parameters else []) + list(cells)]
+    if parameters:
+        nb.cells[0].metadata["tags"] = ["parameters"]
+    return nb
+
+
+def write_notebook(path, parameters: str, *cells: str):
+    """:func:`new_notebook` written to ``path``; returns ``path``."""
+    nbformat.write(new_notebook(parameters, *cells), path)
+    return path
+
+
+def sweep_command(folder, module: str, source: str, *args, **popen) -> subprocess.Popen:
+    """``python -m dpnb.tools.sweep ARGS --output folder/out`` started with ``source`` as the importable ``module``.
+
+    The task module lies in ``folder`` (on the command's ``PYTHONPATH``), which it finds as ``$FAULT_TEST_DIR``;
+    stdout and stderr are pipes of text.
+    """
+    (folder / f"{module}.py").write_text(source)
+    env = {**os.environ, "PYTHONPATH": str(folder), "FAULT_TEST_DIR": str(folder)}
+    command = [sys.executable, "-m", "dpnb.tools.sweep", *args, "--output", str(folder / "out")]
+    return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
