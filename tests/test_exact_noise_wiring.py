@@ -49,7 +49,7 @@ ESTIMATORS = {
     "RONGauss": (lambda **kw: RONGauss(2, 1.0, **kw), CUBE, None),
     "RONGauss-gmm": (lambda **kw: RONGauss(2, 1.0, mode="gmm", **kw), CUBE, LABELS),
     "DPPro": (lambda **kw: DPPro(2, 1.0, 1e-5, **kw), BOX, None),
-    "DPPro-paper": (lambda **kw: DPPro(2, 1.0, 1e-5, calibration="paper", **kw), BOX, None),
+    "DPPro-paper": (lambda **kw: DPPro(2, 1.0, 1e-5, noise_scale="paper", **kw), BOX, None),
     "DPPCAPublisher": (lambda **kw: DPPCAPublisher(2, 1.0, **kw), BOX, None),
     "DPLDAPublisher": (lambda **kw: DPLDAPublisher(1.0, n_classes=2, **kw), BOX, LABELS),
     "ModSULQ": (lambda **kw: ModSULQ(1, 1.0, 1e-5, **kw), BALL, None),

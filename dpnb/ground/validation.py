@@ -47,6 +47,16 @@ def check_positive(value, name: str) -> float:
     return value
 
 
+def check_nonnegative(value, name: str) -> float:
+    """Return ``value`` as a float after checking it is finite and >= 0 (a noise level that may be 0, ...)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number >= 0, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return value
+
+
 MAX_SAMPLES = 10**9  # the most synthetic records one sample() call draws (8 GB per float64 column)
 
 
@@ -196,6 +206,14 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds")
     if not np.all(np.isfinite(width)):
         raise ValueError(f"{name} are too wide: high - low overflows; rescale the data to a smaller public box")
     return low, high
+
+
+def check_per_feature(value, n_features: int, name: str) -> np.ndarray:
+    """A finite scalar or vector of one entry per feature, returned as a float64 vector of length ``n_features``."""
+    v = check_array(value, ndim=None, name=name)
+    if v.ndim > 1 or (v.ndim == 1 and v.size != n_features):
+        raise ValueError(f"{name} must be a scalar or have one entry per feature ({n_features}), got shape {v.shape}")
+    return np.broadcast_to(v, (n_features,)).astype(np.float64)
 
 
 def check_sensitivity(value, name: str = "bounds") -> float:

@@ -38,6 +38,7 @@ from dpnb.ground.validation import (
     check_epsilon,
     check_integer,
     check_n_components,
+    check_nonnegative,
     check_positive,
     check_random_state,
     check_row_norms,
@@ -284,9 +285,7 @@ def _flat_alignment_integrals(n_features: int, concentration: float, rho: float)
     break points at ``s*`` and a few curvature widths around it.
     """
     d = check_integer(n_features, "n_features", minimum=2)
-    c = float(concentration)
-    if not np.isfinite(c) or c < 0:
-        raise ValueError(f"concentration must be finite and >= 0, got {concentration!r}")
+    c = check_nonnegative(concentration, "concentration")
     a = (d - 3) / 2
     if a <= 0:  # d <= 3: the density increases towards s = 1
         peak, log_scale = 1.0, c

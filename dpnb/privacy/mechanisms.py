@@ -26,6 +26,7 @@ from dpnb.ground.validation import (
     check_delta,
     check_epsilon,
     check_integer,
+    check_nonnegative,
     check_positive,
     check_random_state,
     check_symmetric,
@@ -124,9 +125,7 @@ def gaussian_delta(epsilon, sigma, sensitivity=1.0) -> float:
     - e^epsilon Phi(-Delta/(2 sigma) - epsilon sigma/Delta)``; this returns the right side.
     ``epsilon = 0`` is allowed here (it gives the total-variation distance).
     """
-    epsilon = float(epsilon)
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    epsilon = check_nonnegative(epsilon, "epsilon")
     r = check_positive(sensitivity, "sensitivity") / check_positive(sigma, "sigma")
     a = r / 2 - epsilon / r
     b = -r / 2 - epsilon / r
