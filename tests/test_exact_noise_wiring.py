@@ -42,7 +42,7 @@ ESTIMATORS = {
     "PCAGauss-basis": (lambda **kw: PCAGauss(2, 1.0, basis=BASIS, mean_fraction=0.2, **kw), CUBE, None),
     "PCAGauss-gmm": (lambda **kw: PCAGauss(2, 1.0, mode="gmm", basis=BASIS, n_classes=2, **kw), CUBE, LABELS),
     "PCAGauss-gmm-paper": (
-        lambda **kw: PCAGauss(2, 1.0, mode="gmm", basis=BASIS, n_classes=2, calibration="paper", **kw),
+        lambda **kw: PCAGauss(2, 1.0, mode="gmm", basis=BASIS, n_classes=2, noise_scale="paper", **kw),
         CUBE,
         LABELS,
     ),
