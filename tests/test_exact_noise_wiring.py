@@ -164,6 +164,6 @@ def test_the_float_path_is_the_default_everywhere():
 
 def test_mod_sulq_with_exact_noise_uses_the_zcdp_sigma():
     est = ModSULQ(1, 1.0, 1e-5, noise="exact", random_state=0).fit(BALL)
-    sens = private_pca.second_moment_sensitivity(len(BALL))
+    sens = private_pca.second_moment_l2_sensitivity(len(BALL))
     assert est.sigma_ == exact_noise.zcdp_sigma(sens, 1.0, 1e-5)
     assert est.sigma_ > ModSULQ(1, 1.0, 1e-5, random_state=0).fit(BALL).sigma_  # zCDP is the looser bound

@@ -172,8 +172,7 @@ def _load_stored(
 ) -> Dataset:
     """Assemble a :class:`Dataset` from ``DATA_DIR/<name>.npz`` (layout: see ``data/build.py``)."""
     arrays = _read(f"{name}.npz")
-    if split not in _SPLITS:
-        raise ValueError(f"split must be one of {_SPLITS}, got {split!r}")
+    check_choice(split, "split", _SPLITS)
     rows = np.arange(len(arrays["data"]))
     if split != "all":
         rows = rows[arrays["split"] == {"train": 0, "test": 1}[split]]

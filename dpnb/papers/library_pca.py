@@ -43,16 +43,14 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from dpnb.ground.validation import check_epsilon, check_integer, check_positive, check_square
+from dpnb.ground.validation import check_choice, check_epsilon, check_integer, check_positive, check_square
 from dpnb.papers.library_samplers import RULES, _nodes, _stacked_log_density, log_density, sphere_quadrature
 
 LIBRARIES = ("diffprivlib", "opendp")
 
 
 def _check_library(library) -> str:
-    if library not in LIBRARIES:
-        raise ValueError(f"library must be one of {LIBRARIES}, got {library!r}")
-    return library
+    return check_choice(library, "library", LIBRARIES)
 
 
 def _check_rule(rule) -> str:

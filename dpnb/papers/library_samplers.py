@@ -45,6 +45,7 @@ import numpy as np
 
 from dpnb.ground.streams import sklearn_seed
 from dpnb.ground.validation import (
+    check_choice,
     check_epsilon,
     check_integer,
     check_positive,
@@ -72,11 +73,7 @@ def _check_symmetric(C, name: str) -> np.ndarray:
 
 
 def _check_rule(rule) -> str:
-    if not isinstance(rule, str):
-        raise TypeError(f"rule must be one of {RULES}, got {type(rule).__name__}")
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES} ('kgm' = Kent et al., 'library' = the libraries'), got {rule!r}")
-    return rule
+    return check_choice(rule, "rule", RULES)  # "kgm": Kent et al.; "library": the libraries' rule
 
 
 def bingham_parameter(C, epsilon, sensitivity=1.0) -> np.ndarray:

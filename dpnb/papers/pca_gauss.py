@@ -50,7 +50,7 @@ from dpnb.ground.validation import (
     check_row_norms,
     check_sensitivity,
 )
-from dpnb.numerics.linalg import gaussian_draws, project_psd, top_eigenvectors
+from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import (
@@ -121,11 +121,9 @@ def second_moment_l1_sensitivity(bounds, n_samples, *, n_features=None, part: st
     c = coordinate_bounds(bounds, n_features)
     n = check_integer(n_samples, "n_samples")
     s1, s2 = c.sum(), (c**2).sum()
-    if part == "upper":
+    if check_choice(part, "part", PARTS) == "upper":
         return check_sensitivity((s1**2 + s2) / (2 * n))
-    if part == "full":
-        return check_sensitivity(s1**2 / n)
-    raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+    return check_sensitivity(s1**2 / n)
 
 
 def eigenvalue_sensitivity(

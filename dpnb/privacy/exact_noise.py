@@ -41,6 +41,7 @@ from scipy.optimize import brentq
 
 from dpnb.ground.validation import (
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_integer,
@@ -56,9 +57,7 @@ ZIGGURAT_R = 3.6541528853610088  # numpy's ziggurat_nor_r: start of the normal s
 
 def check_noise(noise) -> str:
     """Return ``noise`` after checking it is one of ``NOISE_OPTIONS``."""
-    if noise not in NOISE_OPTIONS:
-        raise ValueError(f"noise must be one of {NOISE_OPTIONS}, got {noise!r}")
-    return noise
+    return check_choice(noise, "noise", NOISE_OPTIONS)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from scipy.special import log_ndtr
 
 from dpnb.ground.validation import (
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_integer,
@@ -189,11 +190,9 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
 
 def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -> float:
     """Noise standard deviation for the Gaussian mechanism under the chosen calibration."""
-    if calibration == "analytic":
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "analytic":
         return gaussian_sigma_analytic(sensitivity, epsilon, delta)
-    if calibration == "classic":
-        return gaussian_sigma_classic(sensitivity, epsilon, delta)
-    raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    return gaussian_sigma_classic(sensitivity, epsilon, delta)
 
 
 def gaussian_mechanism(
