@@ -168,7 +168,9 @@ def check_fraction(value, name: str, *, low_open: bool = False, high_open: bool 
     return value
 
 
-def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+def check_bounds(
+    bounds, n_features: int | None = None, *, name: str = "bounds", strict: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """The public box ``bounds = (low, high)`` as two finite float64 vectors with ``low < high``.
 
     Parameters
@@ -177,6 +179,11 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds")
         Scalars or per-feature arrays, declared (never read from the data).
     n_features : int, optional
         Number of features to broadcast to; None keeps the broadcast shape (at least 1-d).
+    name : str
+        Name used in error messages.
+    strict : bool
+        False also accepts ``low == high`` (a declared constant feature), for callers that only
+        describe or rescale data; a sensitivity needs ``strict=True``.
 
     Every sensitivity over a box is a function of ``high - low``, so infinite or NaN bounds, or an
     empty box, are refused here (with advice on declaring them), before any data is read.
@@ -199,8 +206,9 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds")
             f"{name} must be finite numbers: declare the public domain of every feature "
             f"(e.g. from the dataset's documented range), got low={low}, high={high}"
         )
-    if np.any(low >= high):
-        raise ValueError(f"{name} must satisfy low < high in every feature, got low={low}, high={high}")
+    if np.any(low >= high if strict else low > high):
+        relation = "<" if strict else "<="
+        raise ValueError(f"{name} must satisfy low {relation} high in every feature, got low={low}, high={high}")
     with np.errstate(over="ignore"):
         width = high - low
     if not np.all(np.isfinite(width)):
@@ -312,14 +320,14 @@ def check_data_in_bounds(X, bounds, *, name: str = "X", min_rows: int = 1) -> tu
     return check_matrix_in_box(X, low, high, name=name), low, high
 
 
-def check_row_norms(X, radius: float, *, name: str = "X", tol: float = 1e-9) -> np.ndarray:
-    """Raise unless every row of ``X`` has L2 norm <= ``radius``."""
+def check_row_norms(X, data_norm: float, *, name: str = "X", tol: float = 1e-9) -> np.ndarray:
+    """Raise unless every row of ``X`` has L2 norm <= ``data_norm``."""
     X = check_array(X, ndim=2, name=name)
-    radius = check_positive(radius, "radius")
+    data_norm = check_positive(data_norm, "data_norm")
     norms = np.linalg.norm(X, axis=1)
-    if np.any(norms > radius * (1 + tol)):
+    if np.any(norms > data_norm * (1 + tol)):
         raise ValueError(
-            f"{name} has rows with L2 norm up to {norms.max():.6g} > declared radius {radius:.6g}; "
+            f"{name} has rows with L2 norm up to {norms.max():.6g} > declared data_norm {data_norm:.6g}; "
             "normalise or clip rows (dpnb.ground.datasets.normalize_rows) before calling"
         )
     return X
