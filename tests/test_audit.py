@@ -8,7 +8,7 @@ from dpnb.privacy.audit import (
     FlipOneBit,
     LabelledBall,
     LabelledBox,
-    NeighborRelation,
+    NeighbourRelation,
     ReplaceRowBox,
     ReplaceRowL2Ball,
     audit_epsilon,
@@ -78,9 +78,9 @@ def test_relations_produce_valid_neighbours():
     rng = np.random.default_rng(3)
     X = np.stack([ReplaceRowL2Ball(1.0, on_sphere=True).random_row(4, rng) for _ in range(5)])
     assert np.allclose(np.linalg.norm(X, axis=1), 1.0)
-    Xp = FlipOneBit().neighbor(np.zeros((3, 4)), 1, np.array([0, 1, 1, 0.0]))
+    Xp = FlipOneBit().neighbour(np.zeros((3, 4)), 1, np.array([0, 1, 1, 0.0]))
     assert Xp.sum() == 1 and Xp[1, 1] == 1
-    Xp = ChangeOneAttribute(0, 1).neighbor(np.zeros((3, 4)), 0, np.array([0.2, 0.9, 0, 0]))
+    Xp = ChangeOneAttribute(0, 1).neighbour(np.zeros((3, 4)), 0, np.array([0.2, 0.9, 0, 0]))
     assert np.count_nonzero(Xp) == 1 and Xp[0, 1] == 0.9
     box = ReplaceRowBox([0, -2], [1, 2])
     rows = np.stack([box.perturb_row(box.random_row(2, rng), rng, 3.0) for _ in range(100)])
@@ -95,7 +95,7 @@ def test_binary_and_attribute_relations_find_unit_sensitivity():
 
 def test_search_bad_input():
     q = lambda X: X.sum()  # noqa: E731
-    with pytest.raises(ValueError, match="NeighborRelation"):
+    with pytest.raises(ValueError, match="NeighbourRelation"):
         search_sensitivity(q, "box", 3, 2)
     with pytest.raises(ValueError, match="n must be an integer"):
         search_sensitivity(q, ReplaceRowBox(), 0, 2)
@@ -112,13 +112,13 @@ def test_search_bad_input():
     with pytest.raises(ValueError, match="data_norm"):
         LabelledBall(1.0, data_norm=-1.0)
     with pytest.raises(TypeError):
-        NeighborRelation()
+        NeighbourRelation()
     with pytest.raises(TypeError):  # the box is positional: (low, high), no keyword names
         ReplaceRowBox(low=0.0, high=1.0)
     with pytest.raises(ValueError, match="finite"):
         ReplaceRowBox(0.0, np.inf)
     for search in (search_sensitivity, search_sensitivity_batched):
-        with pytest.raises(ValueError, match="NeighborRelation"):
+        with pytest.raises(ValueError, match="NeighbourRelation"):
             search(q, "box", 3, 2)
         with pytest.raises(ValueError, match="n_starts"):
             search(q, ReplaceRowBox(), 3, 2, n_starts=0)

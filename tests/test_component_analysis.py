@@ -443,7 +443,7 @@ def test_add_remove_relation_and_sensitivities():
     rel = AddRemoveRows(OneHotRows(2, (3,)))
     rng = np.random.default_rng(30)
     X = np.stack([rel.random_row(6, rng) for _ in range(3)])
-    Xp = rel.neighbor(X, 0, rel.random_row(6, rng))
+    Xp = rel.neighbour(X, 0, rel.random_row(6, rng))
     assert np.all(X[:, -1] == 1) and np.array_equal(Xp[:, -1], [0, 1, 1]) and np.array_equal(Xp[:, :-1], X[:, :-1])
     # the presence column as row weights: the moments of the present rows
     assert np.allclose(moments_vector(Xp[:, :-1], weights=Xp[:, -1]), moments_vector(X[1:, :-1]))
@@ -725,11 +725,11 @@ def test_row_stack_moves_match_the_one_row_moves(relation):
         relation.random_rows(3, d + 1, rng)
 
 
-def test_add_remove_neighbors_mark_the_row_absent_in_every_dataset():
+def test_add_remove_neighbours_mark_the_row_absent_in_every_dataset():
     rel = AddRemoveRows(OneHotRows(2, (3,)))
     rng = np.random.default_rng(72)
     X = rel.random_rows(12, 6, rng).reshape(3, 4, 6)
-    Xp = rel.neighbors(X, 2, rel.random_rows(3, 6, rng))
+    Xp = rel.neighbours(X, 2, rel.random_rows(3, 6, rng))
     assert np.array_equal(Xp[:, 2, -1], np.zeros(3)) and np.all(X[..., -1] == 1)
     assert np.array_equal(np.delete(Xp, 2, axis=1), np.delete(X, 2, axis=1)) and np.array_equal(
         Xp[..., :-1], X[..., :-1]

@@ -278,8 +278,8 @@ def check_n_components(k, d: int, name: str = "n_components") -> int:
     return k
 
 
-def check_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
-    """Raise unless every entry of ``X`` lies in ``[low, high]`` (broadcast per column)."""
+def check_in_box(X, low, high, /, *, name: str = "X") -> np.ndarray:
+    """Raise unless every entry of ``X`` lies in ``[low, high]`` (broadcast per column; the bounds pair, positional)."""
     X = check_array(X, ndim=None, name=name)
     low, high = check_bounds((low, high))
     if np.any(X < low) or np.any(X > high):
@@ -290,7 +290,7 @@ def check_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
     return X
 
 
-def check_matrix_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
+def check_matrix_in_box(X, low, high, /, *, name: str = "X") -> np.ndarray:
     """Raise unless every entry of the float64 matrix ``X`` lies in ``[low[j], high[j]]`` (column ``j``).
 
     The same check as :func:`check_in_box` for validated bounds (``low``, ``high``: float64 vectors

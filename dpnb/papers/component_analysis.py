@@ -61,7 +61,7 @@ from dpnb.ground.validation import (
 )
 from dpnb.numerics.gram import indicator_gram
 from dpnb.numerics.linalg import top_eigenvectors, triangle
-from dpnb.privacy.audit import NeighborRelation, check_neighbours
+from dpnb.privacy.audit import NeighbourRelation, check_neighbours
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
@@ -330,7 +330,7 @@ def tight_basis(n_components: int, n_features: int, *, random_state=None) -> np.
 # --------------------------------------------------------------------------------------
 # Neighbour relations for the audits
 # --------------------------------------------------------------------------------------
-class OneHotRows(NeighborRelation):
+class OneHotRows(NeighbourRelation):
     """Replace one row of ``[numeric in [0,1] | one-hot groups | optional class label]``.
 
     With ``n_classes`` set, the last column is an integer class label in ``0..n_classes-1``
@@ -395,7 +395,7 @@ class OneHotRows(NeighborRelation):
         return out
 
     def perturb_rows(self, rows, rng, steps):
-        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        # the one-row move (NeighbourRelation.perturb_row): Gaussian steps, then the projection
         return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
 
 

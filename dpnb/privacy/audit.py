@@ -12,7 +12,7 @@ Two tools, both used by every paper notebook:
    half of the samples so the bound stays valid).
 
 Neighbour relations are small objects that know how to draw a valid pair ``(X, X')`` and
-how to move it while keeping it valid; subclass :class:`NeighborRelation` for a new one.
+how to move it while keeping it valid; subclass :class:`NeighbourRelation` for a new one.
 
 For queries that evaluate a whole stack of datasets, :func:`search_sensitivity_batched` advances
 all starts of the search in lockstep and evaluates every start's candidate pair in one query
@@ -46,15 +46,15 @@ from dpnb.numerics.stats import clopper_pearson
 # --------------------------------------------------------------------------------------
 # Neighbour relations
 # --------------------------------------------------------------------------------------
-class NeighborRelation(ABC):
+class NeighbourRelation(ABC):
     """A neighbour relation on ``n x d`` datasets over a data domain.
 
-    Subclasses implement :meth:`random_row`, :meth:`project_row` and :meth:`neighbor`.
+    Subclasses implement :meth:`random_row`, :meth:`project_row` and :meth:`neighbour`.
     The search keeps the differing row index at 0 without loss of generality for queries
     symmetric in the rows; pass ``row_index`` to :func:`search_sensitivity` otherwise.
 
     The row-stack methods :meth:`random_rows`, :meth:`project_rows`, :meth:`perturb_rows` and
-    :meth:`neighbors` serve the batched search; by default they loop over the one-row methods,
+    :meth:`neighbours` serve the batched search; by default they loop over the one-row methods,
     and a subclass may override them with vectorised versions of the same moves.
     """
 
@@ -68,7 +68,7 @@ class NeighborRelation(ABC):
     def project_row(self, row: np.ndarray) -> np.ndarray:
         """The nearest point of the domain to ``row``."""
 
-    def neighbor(self, X: np.ndarray, i: int, candidate: np.ndarray) -> np.ndarray:
+    def neighbour(self, X: np.ndarray, i: int, candidate: np.ndarray) -> np.ndarray:
         """``X`` with row ``i`` replaced by the projection of ``candidate``."""
         X2 = X.copy()
         X2[i] = self.project_row(candidate)
@@ -90,16 +90,16 @@ class NeighborRelation(ABC):
         """``perturb_row`` applied to each row of an ``(m, d)`` stack, row ``k`` with ``steps[k]``."""
         return np.stack([self.perturb_row(row, rng, step) for row, step in zip(rows, steps)])
 
-    def neighbors(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:
-        """:meth:`neighbor` on a stack: ``X`` of shape ``(m, n, d)``, one candidate row per dataset."""
-        if type(self).neighbor is NeighborRelation.neighbor:
+    def neighbours(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:
+        """:meth:`neighbour` on a stack: ``X`` of shape ``(m, n, d)``, one candidate row per dataset."""
+        if type(self).neighbour is NeighbourRelation.neighbour:
             X2 = X.copy()
             X2[:, i] = self.project_rows(candidates)
             return X2
-        return np.stack([self.neighbor(x, i, c) for x, c in zip(X, candidates)])
+        return np.stack([self.neighbour(x, i, c) for x, c in zip(X, candidates)])
 
 
-class ReplaceRowBox(NeighborRelation):
+class ReplaceRowBox(NeighbourRelation):
     """Replace one row by any row of the box ``[low, high]^d`` (the neighbours ``"replace-row"``).
 
     ``low, high`` (positional): the public ``bounds`` pair, scalars or per-column arrays,
@@ -151,7 +151,7 @@ class ReplaceRowBox(NeighborRelation):
         return self.project_rows(new)
 
 
-class ReplaceRowL2Ball(NeighborRelation):
+class ReplaceRowL2Ball(NeighbourRelation):
     """Replace one row by any row of L2 norm <= ``data_norm`` (``on_sphere``: norm exactly ``data_norm``)."""
 
     def __init__(self, data_norm=1.0, on_sphere: bool = False):
@@ -200,14 +200,14 @@ class ChangeOneAttribute(ReplaceRowBox):
         self.attribute = attribute
         self.description = f"change one attribute of one record within [{low}, {high}]"
 
-    def neighbor(self, X, i, candidate):
+    def neighbour(self, X, i, candidate):
         X2 = X.copy()
         j = self.attribute if self.attribute is not None else int(np.argmax(np.abs(candidate - X[i])))
         X2[i, j] = self.project_row(candidate)[j]
         return X2
 
 
-class LabelledBall(NeighborRelation):
+class LabelledBall(NeighbourRelation):
     """Rows ``(x, y)``: ``x`` in the L2 ball of radius ``data_norm`` (all but the last column) and a
     real label ``|y| <= label_bound`` in the last column; replace one whole row (RON-Gauss's
     supervised setting, Sec. 4.3)."""
@@ -232,11 +232,11 @@ class LabelledBall(NeighborRelation):
         return np.column_stack([self.ball.project_rows(rows[:, :-1]), labels])
 
     def perturb_rows(self, rows, rng, steps):
-        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        # the one-row move (NeighbourRelation.perturb_row): Gaussian steps, then the projection
         return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
 
 
-class LabelledBox(NeighborRelation):
+class LabelledBox(NeighbourRelation):
     """Rows ``(z, c)``: features in the box ``[low, high]`` (all but the last column) and a class
     label ``c`` in ``{0, ..., n_classes - 1}`` (last column); the replacement may change the class."""
 
@@ -272,7 +272,7 @@ class LabelledBox(NeighborRelation):
         return self.project_rows(new)
 
 
-class FlipOneBit(NeighborRelation):
+class FlipOneBit(NeighbourRelation):
     """Binary data in {0, 1}^d; neighbours differ in one attribute of one record."""
 
     description = "flip one binary attribute of one record"
@@ -290,7 +290,7 @@ class FlipOneBit(NeighborRelation):
         new[idx] = 1 - new[idx]
         return new
 
-    def neighbor(self, X, i, candidate):
+    def neighbour(self, X, i, candidate):
         X2 = X.copy()
         diff = np.flatnonzero(candidate != X[i])
         j = int(diff[0]) if diff.size else 0
@@ -298,7 +298,7 @@ class FlipOneBit(NeighborRelation):
         return X2
 
 
-class AddRemoveRows(NeighborRelation):
+class AddRemoveRows(NeighbourRelation):
     """Add/remove neighbours (the paper's Definition 1) for a search over fixed-shape arrays.
 
     Rows carry a trailing *presence* column: every row of ``X`` is present (1); the neighbour
@@ -309,9 +309,9 @@ class AddRemoveRows(NeighborRelation):
     rows). The other columns follow ``inner``, any replace-one relation.
     """
 
-    def __init__(self, inner: NeighborRelation):
-        if not isinstance(inner, NeighborRelation):
-            raise TypeError(f"inner must be a NeighborRelation, got {type(inner).__name__}")
+    def __init__(self, inner: NeighbourRelation):
+        if not isinstance(inner, NeighbourRelation):
+            raise TypeError(f"inner must be a NeighbourRelation, got {type(inner).__name__}")
         self.inner = inner
         self.description = f"add/remove one row; rows: {inner.description}"
 
@@ -321,7 +321,7 @@ class AddRemoveRows(NeighborRelation):
     def project_row(self, row):
         return np.append(self.inner.project_row(np.asarray(row, dtype=float)[:-1]), 1.0)
 
-    def neighbor(self, X, i, candidate):
+    def neighbour(self, X, i, candidate):
         X2 = X.copy()
         X2[i, -1] = 0.0
         return X2
@@ -333,10 +333,10 @@ class AddRemoveRows(NeighborRelation):
         return np.column_stack([self.inner.project_rows(np.asarray(rows, dtype=float)[:, :-1]), np.ones(len(rows))])
 
     def perturb_rows(self, rows, rng, steps):
-        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        # the one-row move (NeighbourRelation.perturb_row): Gaussian steps, then the projection
         return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
 
-    def neighbors(self, X, i, candidates):
+    def neighbours(self, X, i, candidates):
         """Row ``i`` marked absent in every dataset of the stack ``X`` (the candidates play no part)."""
         X2 = X.copy()
         X2[:, i, -1] = 0.0
@@ -416,7 +416,7 @@ def _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng):
     step = np.full(m, 0.5)
     for _ in range(n_steps):
         X2 = relation.perturb_rows(X.reshape(m * n, d), rng, np.repeat(step, n)).reshape(m, n, d)
-        Xp2 = relation.neighbors(X2, row_index, relation.perturb_rows(Xp[:, row_index], rng, step))
+        Xp2 = relation.neighbours(X2, row_index, relation.perturb_rows(Xp[:, row_index], rng, step))
         v2 = _pair_distances(query, X2, Xp2, norm)
         better = v2 > value
         X[better], Xp[better], value[better] = X2[better], Xp2[better], v2[better]
@@ -471,7 +471,7 @@ class SensitivityAudit:
 
 def search_sensitivity(
     query: Callable,
-    relation: NeighborRelation,
+    relation: NeighbourRelation,
     n: int,
     d: int,
     *,
@@ -494,7 +494,7 @@ def search_sensitivity(
     ----------
     query : callable
         ``query(X) -> array``; any output shape.
-    relation : NeighborRelation
+    relation : NeighbourRelation
     n, d : int
         Dataset size and dimension searched over.
     norm : 1, 2, 'inf', 'spectral' or callable(a, b) -> float
@@ -517,7 +517,7 @@ def search_sensitivity(
     history = []
     for _ in range(n_starts):
         X = np.stack([relation.random_row(d, rng) for _ in range(n)])
-        start_pairs.append((X, relation.neighbor(X, row_index, relation.random_row(d, rng))))
+        start_pairs.append((X, relation.neighbour(X, row_index, relation.random_row(d, rng))))
 
     for X, Xp in start_pairs:
         fX = query(X)
@@ -526,7 +526,7 @@ def search_sensitivity(
         step = 0.5
         for _ in range(n_steps):
             X2 = np.stack([relation.perturb_row(r, rng, step) for r in X])
-            Xp2 = relation.neighbor(X2, row_index, relation.perturb_row(Xp[row_index], rng, step))
+            Xp2 = relation.neighbour(X2, row_index, relation.perturb_row(Xp[row_index], rng, step))
             v2 = _distance(query(X2), query(Xp2), norm)
             evaluations += 2
             if v2 > value:
@@ -550,7 +550,7 @@ def search_sensitivity(
 
 def search_sensitivity_batched(
     query: Callable,
-    relation: NeighborRelation,
+    relation: NeighbourRelation,
     n: int,
     d: int,
     *,
@@ -566,7 +566,7 @@ def search_sensitivity_batched(
 
     ``query`` maps a stack of datasets, shape ``(m, n, d)``, to the stack of their outputs (first
     axis ``m``); each step evaluates every start's candidate pair in one call, with the relation's
-    row-stack moves (:meth:`NeighborRelation.perturb_rows`). The same search strategy and
+    row-stack moves (:meth:`NeighbourRelation.perturb_rows`). The same search strategy and
     parameters as :func:`search_sensitivity`; the random draws come in another order, so at equal
     seed the result differs from the one-start-at-a-time search's.
     """
@@ -574,7 +574,7 @@ def search_sensitivity_batched(
         relation, n, d, n_starts, n_steps, row_index, norm, claimed, starts, random_state
     )
     X = relation.random_rows(n_starts * n, d, rng).reshape(n_starts, n, d)
-    Xp = relation.neighbors(X, row_index, relation.random_rows(n_starts, d, rng))
+    Xp = relation.neighbours(X, row_index, relation.random_rows(n_starts, d, rng))
     X = np.concatenate([np.array([a for a, _ in start_pairs]).reshape(-1, n, d), X])
     Xp = np.concatenate([np.array([b for _, b in start_pairs]).reshape(-1, n, d), Xp])
     values, X, Xp = _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng)
@@ -592,8 +592,8 @@ def search_sensitivity_batched(
 
 def _check_search(relation, n, d, n_starts, n_steps, row_index, norm, claimed, starts, random_state):
     """The validated arguments of both searches: ``n, d, n_starts, n_steps, claimed, start pairs, rng``."""
-    if not isinstance(relation, NeighborRelation):
-        raise ValueError("relation must be a NeighborRelation instance (e.g. ReplaceRowBox())")
+    if not isinstance(relation, NeighbourRelation):
+        raise ValueError("relation must be a NeighbourRelation instance (e.g. ReplaceRowBox())")
     n, d, n_starts = (check_integer(v, name) for v, name in ((n, "n"), (d, "d"), (n_starts, "n_starts")))
     n_steps = check_integer(n_steps, "n_steps", minimum=0)
     if not (0 <= row_index < n):
