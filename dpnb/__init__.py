@@ -11,8 +11,8 @@ The package is built in wings, each standing only on the ones before it:
 - :mod:`dpnb.tools`: ``make run``, sweeps, Jupytext pairs, emulated machines.
 
 Before the wings every module sat directly under ``dpnb``. Those import paths
-(``from dpnb.dppro import DPPro``, ``import dpnb.mechanisms``) still work: they give the moved
-module itself, with a :class:`DeprecationWarning` naming its new place.
+(``from dpnb.dppro import DPPro``, ``import dpnb.mechanisms``, ``python -m dpnb.run``) still work:
+they give the moved module itself, with a :class:`DeprecationWarning` naming its new place.
 """
 
 import importlib
@@ -72,13 +72,20 @@ class _MovedModule(importlib.abc.Loader):
     def exec_module(self, module):
         pass  # already executed under its new name
 
+    def get_code(self, fullname):
+        """The moved module's code, so that ``python -m dpnb.<old>`` still runs it (with the warning)."""
+        warnings.warn(f"{fullname} moved to {self.new_name}; run python -m {self.new_name}", DeprecationWarning, 2)
+        return importlib.util.find_spec(self.new_name).loader.get_code(self.new_name)
+
 
 class _MovedFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         package, _, name = fullname.rpartition(".")
         if package != __name__ or name not in MOVED:
             return None
-        return importlib.util.spec_from_loader(fullname, _MovedModule(f"{__name__}.{MOVED[name]}.{name}"))
+        new_name = f"{__name__}.{MOVED[name]}.{name}"
+        origin = importlib.util.find_spec(new_name).origin  # the file, for python -m's sys.argv[0]
+        return importlib.util.spec_from_loader(fullname, _MovedModule(new_name), origin=origin)
 
 
 if not any(isinstance(finder, _MovedFinder) for finder in sys.meta_path):
