@@ -392,11 +392,13 @@ def test_train_test_split_partitions_rows():
     assert train_test_split(unlabelled, random_state=0)[2:] == (None, None)
 
 
-@pytest.mark.parametrize("test_size", [0, 1, 1.5, True, 0.95])
+@pytest.mark.parametrize("test_size", [0, 1, 1.5, 0.95])
 def test_train_test_split_bad_size(test_size):
     ds = Dataset("toy", np.zeros((10, 1)), None, ["a"], None, "toy", [])
     with pytest.raises(ValueError, match="test_size"):
         train_test_split(ds, test_size=test_size)
+    with pytest.raises(TypeError, match=r"test_size must be a number in \(0, 1\)"):  # a wrong type
+        train_test_split(ds, test_size=True)
 
 
 def test_dataset_checks_its_fields():

@@ -3,6 +3,7 @@ import pytest
 
 from dpnb.ground.validation import (
     check_array,
+    check_bool,
     check_bounds,
     check_choice,
     check_delta,
@@ -296,3 +297,19 @@ def test_check_per_feature():
         check_per_feature([1.0, np.nan], 2, "weights")
     with pytest.raises(TypeError, match="weights"):
         check_per_feature(["a"], 1, "weights")
+
+
+def test_check_bool():
+    assert check_bool(True, "flag") is True and check_bool(np.bool_(False), "flag") is False
+    for bad in (0, 1, "yes", None):
+        with pytest.raises(TypeError, match="flag must be True or False"):
+            check_bool(bad, "flag")
+
+
+def test_check_bounds_strict_and_not():
+    with pytest.raises(ValueError, match="low < high"):
+        check_bounds((1.0, 1.0))
+    low, high = check_bounds((1.0, [1.0, 2.0]), strict=False)
+    assert np.array_equal(low, [1.0, 1.0]) and np.array_equal(high, [1.0, 2.0])
+    with pytest.raises(ValueError, match="low <= high"):
+        check_bounds((2.0, 1.0), strict=False)

@@ -25,7 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from dpnb.ground.validation import check_array, check_bounds, check_choice, check_positive, check_random_state
+from dpnb.ground.validation import (
+    check_array,
+    check_bounds,
+    check_choice,
+    check_fraction,
+    check_positive,
+    check_random_state,
+)
 
 #: Folder holding the ``.npz`` files and ``MANIFEST.json``; loaders read it at call time,
 #: so tests can point it elsewhere.
@@ -670,8 +677,7 @@ def train_test_split(
         raise ValueError(
             f"dataset must be a Dataset returned by a dpnb.ground.datasets loader, got {type(dataset).__name__}"
         )
-    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
-        raise ValueError(f"test_size must be a fraction strictly between 0 and 1, got {test_size!r}")
+    test_size = check_fraction(test_size, "test_size", low_open=True)
     n = len(dataset.X)
     n_test = math.ceil(test_size * n)
     if not 1 <= n_test < n:

@@ -57,6 +57,13 @@ def check_nonnegative(value, name: str) -> float:
     return value
 
 
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` after checking it is True or False (TypeError otherwise, e.g. for 0/1 or "yes")."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 MAX_SAMPLES = 10**9  # the most synthetic records one sample() call draws (8 GB per float64 column)
 
 

@@ -49,12 +49,14 @@ from sklearn.utils.validation import check_is_fitted
 
 from dpnb.ground.validation import (
     check_array,
+    check_bool,
     check_choice,
     check_data_in_bounds,
     check_epsilon,
     check_in_box,
     check_integer,
     check_n_components,
+    check_positive,
     check_random_state,
     check_release_range,
     check_sensitivity,
@@ -262,9 +264,8 @@ def projection_sensitivity(n_components: int, n_features: int, *, diameter: floa
     k = check_n_components(n_components, p)
     if diameter is None:
         return float(np.sqrt(k * p))
-    if isinstance(diameter, bool) or not isinstance(diameter, numbers.Real):
-        raise TypeError(f"diameter must be a real number, got {type(diameter).__name__}")
-    if not 0 < diameter <= np.sqrt(p) * (1 + 1e-12):
+    diameter = check_positive(diameter, "diameter")
+    if diameter > np.sqrt(p) * (1 + 1e-12):
         raise ValueError(f"diameter must lie in (0, sqrt(n_features)] for rows in [0, 1]^p, got {diameter}")
     return float(np.sqrt(k) * diameter)
 
@@ -535,8 +536,7 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
         check_choice(self.noise_scale, "noise_scale", NOISE_SCALES)
         noise = check_noise(self.noise)
-        if not isinstance(self.tight_projection, bool):
-            raise TypeError(f"tight_projection must be a bool, got {type(self.tight_projection).__name__}")
+        check_bool(self.tight_projection, "tight_projection")
         n, p = X.shape
         k = check_n_components(self.n_components, p)
         sum_x, sum_xx = _checked_moments(X, n_numeric, sizes)  # the value checks of X ride on this pass

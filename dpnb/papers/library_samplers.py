@@ -37,7 +37,6 @@ densities.
 from __future__ import annotations
 
 import functools
-import numbers
 from collections.abc import Callable
 from unittest import mock
 
@@ -47,6 +46,7 @@ from dpnb.ground.streams import sklearn_seed
 from dpnb.ground.validation import (
     check_choice,
     check_epsilon,
+    check_fraction,
     check_integer,
     check_positive,
     check_random_state,
@@ -505,8 +505,7 @@ def compare_sampler(
         raise TypeError(f"sampler must be callable C -> unit vector(s), got {type(sampler).__name__}")
     C = _check_symmetric(C, "C")
     n_draws = check_integer(n_draws, "n_draws", minimum=2)
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
-        raise TypeError(f"confidence must be a real number in (0, 1), got {type(confidence).__name__}")
+    confidence = check_fraction(confidence, "confidence", low_open=True)
     d = C.shape[0]
     draws, collected = [], 0
     while collected < n_draws:

@@ -35,8 +35,6 @@ Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.linalg
 from sklearn.base import TransformerMixin
@@ -45,8 +43,10 @@ from sklearn.utils.validation import check_is_fitted
 from dpnb.ground.validation import (
     MAX_SAMPLES,
     check_array,
+    check_bool,
     check_choice,
     check_epsilon,
+    check_fraction,
     check_integer,
     check_n_components,
     check_positive,
@@ -532,14 +532,9 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         check_choice(self.mode, "mode", MODES)
         check_choice(self.projection, "projection", PROJECTIONS)
         check_noise(self.noise)
-        frac = self.mean_fraction
-        if isinstance(frac, bool) or not isinstance(frac, numbers.Real):
-            raise TypeError(f"mean_fraction must be a real number in (0, 1), got {type(frac).__name__}")
-        if not 0 < frac < 1:
-            raise ValueError(f"mean_fraction must lie in (0, 1), e.g. 0.3, got {frac!r}")
-        for name in ("reconstruct", "add_mean"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        frac = check_fraction(self.mean_fraction, "mean_fraction", low_open=True)
+        check_bool(self.reconstruct, "reconstruct")
+        check_bool(self.add_mean, "add_mean")
         if self.mode == "supervised":
             if self.label_bound is None:
                 raise ValueError("mode='supervised' needs label_bound (the public bound a with y in [-a, a])")
