@@ -754,3 +754,15 @@ def test_batched_searches_reach_the_exact_sensitivities():
         )
         assert exact * 0.9 <= res.max_found <= exact * (1 + 1e-12)
         assert np.isclose(np.abs(query(res.X) - query(res.X_prime)).sum(), res.max_found)
+
+
+def test_dp_lda_lives_in_its_own_module_and_is_re_exported():
+    from dpnb.papers import component_analysis, lda_publishing
+
+    for name in component_analysis._LDA_NAMES:
+        assert getattr(component_analysis, name) is getattr(lda_publishing, name)
+    assert lda_publishing.NOISE_SCALES is component_analysis.NOISE_SCALES  # one definition for both mechanisms
+    with pytest.raises(AttributeError, match="no attribute 'DPLDA'"):
+        component_analysis.DPLDA  # noqa: B018
+    with pytest.raises(ImportError):
+        from dpnb.papers.component_analysis import AddRemoveRows  # noqa: F401  (it moved to dpnb.privacy.audit)

@@ -8,7 +8,7 @@ Examples
 --------
 >>> from dpnb.ground import datasets
 >>> mnist = datasets.load_mnist_subset()
->>> X = datasets.scale_to_box(mnist.X, 0.0, 1.0, data_min=0.0, data_max=255.0)  # public pixel range
+>>> X = datasets.scale_to_box(mnist.X, mnist.bounds, output_bounds=(0.0, 1.0))  # the declared pixel range
 >>> X = datasets.normalize_rows(X, data_norm=1.0)
 >>> X_train, X_test, y_train, y_test = datasets.train_test_split(mnist, random_state=0)
 """

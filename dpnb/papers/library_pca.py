@@ -240,7 +240,7 @@ def release_loss_query(epsilon, library: str, *, d: int = 3, rule: str = "librar
     diffprivlib's truncated law): the eigenvalue part's sup over ``y`` picks the side of each
     coordinate, i.e. a sign. The reverse direction is the same maximum with ``-t``, so
     ``||q(X) - q(X')||_inf`` is the loss. Takes ``(n, d)`` or a stack ``(m, n, d)``
-    (``search_sensitivity(..., batched=True)``).
+    (:func:`dpnb.privacy.audit.search_sensitivity_batched`).
     """
     d = check_integer(d, "d", minimum=2)
     budget = release_budgets(epsilon, library, d)

@@ -451,7 +451,7 @@ def log_density_query(epsilon, *, d: int = 3, sensitivity=1.0, rule: str = "kgm"
     With ``norm="inf"`` the searched "sensitivity" of this query is the privacy loss over the
     nodes, so the search looks for the neighbouring datasets (rows in the unit ball) that
     maximise it. The query also takes a stack of datasets, shape ``(m, n, d)``, and returns shape
-    ``(m, P)`` (``search_sensitivity(..., batched=True)``); its values are those of
+    ``(m, P)`` (:func:`dpnb.privacy.audit.search_sensitivity_batched`); its values are those of
     :func:`log_density` at the nodes.
     """
     epsilon = check_epsilon(epsilon, allow_infinite=False)
