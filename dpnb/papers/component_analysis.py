@@ -293,7 +293,9 @@ def basis_projection_sensitivity(components, return_pair: bool = False):
 
 
 def worst_case_rows(n_numeric: int, group_sizes=(), *, between_classes: bool = False):
-    """The explicit replace-one pair attaining :func:`moment_sensitivity` / :func:`lda_sensitivity`.
+    """The explicit replace-one pair attaining :func:`moment_sensitivity` and DP-LDA's sensitivity.
+
+    (:func:`dpnb.papers.lda_publishing.lda_sensitivity`, ``between_classes=True``.)
 
     ``x`` has every numeric attribute at 1 and level 0 of each group; ``x'`` has its numerics
     at the maximiser ``t*`` (clipped ``(p2 -+ 1)/(p1 + 1)``, notebook D6/D7) and level 1 of each

@@ -50,7 +50,7 @@ def lda_sensitivity(
     (dummies). ``"corrected"`` with ``neighbours="replace-row"`` (the replaced record may change
     class): ``max_t p1(1+t) + 2 p2 + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + p2(p2+1)``, the
     cross-class case, which dominates the within-class one; with ``"add-remove-row"``:
-    :func:`record_contribution`. Class *counts* are not included; their sensitivity is 2
+    :func:`dpnb.papers.component_analysis.record_contribution`. Class *counts* are not included; their sensitivity is 2
     (replace) or 1 (add/remove) and :class:`DPLDAPublisher` releases them separately.
     """
     p1, p2 = _check_counts(n_numeric, n_categorical)
@@ -77,7 +77,7 @@ def class_sums(X, y, n_classes: int, weights=None) -> tuple[np.ndarray, np.ndarr
 
     ``y`` holds integer labels in ``0..n_classes-1``, one per row. ``X`` may be a stack of
     datasets ``(m, n, p)`` with labels ``(m, n)`` (every output gains a leading axis ``m``), and
-    ``weights`` row weights as in :func:`moment_sums` (counts are then sums of weights).
+    ``weights`` row weights as in :func:`dpnb.papers.component_analysis.moment_sums` (counts are then sums of weights).
     """
     X = _check_datasets(X)
     n_classes = check_integer(n_classes, "n_classes", minimum=2)
@@ -93,7 +93,8 @@ def _grid_class_moments(
     """Class sums and pooled ``sum x x^T`` of the rows of ``X`` rounded to the grid ``2^-16``: exact, in any order.
 
     ``X`` is a ``[numeric | one-hot]`` matrix (``n_numeric`` numeric columns, groups of ``sizes``),
-    validated on the way block by block as :func:`check_onehot_data` would (one pass over the data).
+    validated on the way block by block as :func:`dpnb.papers.component_analysis.check_onehot_data`
+    would (one pass over the data).
 
     Every entry of ``X`` (in ``[0, 1]``) is first rounded to the nearest multiple of ``2^-16``
     (ties to even). This is a fixed map of each record into the same domain ``[0, 1]^p``, applied
@@ -125,7 +126,7 @@ def lda_vector(Z, n_classes: int = 2, weights=None) -> np.ndarray:
     """``(class sums, triangle(pooled sum x x^T))`` of rows ``[x | label]``: the query of Section 3.2.
 
     ``Z`` is one dataset ``(n, p + 1)`` or a stack ``(m, n, p + 1)`` (one vector per dataset);
-    ``weights`` are row weights as in :func:`moment_sums`.
+    ``weights`` are row weights as in :func:`dpnb.papers.component_analysis.moment_sums`.
     """
     Z = _check_datasets(Z, "Z")
     sums, _, second = class_sums(Z[..., :-1], Z[..., -1], n_classes, weights)
