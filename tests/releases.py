@@ -14,10 +14,13 @@ RELEASE_ATTRIBUTES = (
 
 
 def release_array(est) -> np.ndarray:
-    """The first release attribute ``est`` has, flattened (a dict of arrays concatenated)."""
+    """The first release attribute ``est`` has and set (not None), flattened (a dict of arrays concatenated).
+
+    ``PCAGauss`` with a data-derived basis sets ``components_ = None`` (the basis is not released).
+    """
     for attr in RELEASE_ATTRIBUTES:
-        if hasattr(est, attr):
-            value = getattr(est, attr)
+        value = getattr(est, attr, None)
+        if value is not None:
             if isinstance(value, dict):
                 return np.concatenate([np.ravel(v) for v in value.values()])
             return np.asarray(value, dtype=float)

@@ -2,15 +2,19 @@ import numpy as np
 import pytest
 
 from dpnb.privacy.audit import (
+    NEIGHBOURS,
+    AddRemoveRows,
     ChangeOneAttribute,
     FlipOneBit,
     LabelledBall,
     LabelledBox,
-    NeighborRelation,
+    NeighbourRelation,
     ReplaceRowBox,
     ReplaceRowL2Ball,
     audit_epsilon,
+    check_neighbours,
     search_sensitivity,
+    search_sensitivity_batched,
 )
 from dpnb.privacy.mechanisms import gaussian_epsilon, gaussian_mechanism, gaussian_sigma, laplace_mechanism
 
@@ -74,9 +78,9 @@ def test_relations_produce_valid_neighbours():
     rng = np.random.default_rng(3)
     X = np.stack([ReplaceRowL2Ball(1.0, on_sphere=True).random_row(4, rng) for _ in range(5)])
     assert np.allclose(np.linalg.norm(X, axis=1), 1.0)
-    Xp = FlipOneBit().neighbor(np.zeros((3, 4)), 1, np.array([0, 1, 1, 0.0]))
+    Xp = FlipOneBit().neighbour(np.zeros((3, 4)), 1, np.array([0, 1, 1, 0.0]))
     assert Xp.sum() == 1 and Xp[1, 1] == 1
-    Xp = ChangeOneAttribute(0, 1).neighbor(np.zeros((3, 4)), 0, np.array([0.2, 0.9, 0, 0]))
+    Xp = ChangeOneAttribute(0, 1).neighbour(np.zeros((3, 4)), 0, np.array([0.2, 0.9, 0, 0]))
     assert np.count_nonzero(Xp) == 1 and Xp[0, 1] == 0.9
     box = ReplaceRowBox([0, -2], [1, 2])
     rows = np.stack([box.perturb_row(box.random_row(2, rng), rng, 3.0) for _ in range(100)])
@@ -91,7 +95,7 @@ def test_binary_and_attribute_relations_find_unit_sensitivity():
 
 def test_search_bad_input():
     q = lambda X: X.sum()  # noqa: E731
-    with pytest.raises(ValueError, match="NeighborRelation"):
+    with pytest.raises(ValueError, match="NeighbourRelation"):
         search_sensitivity(q, "box", 3, 2)
     with pytest.raises(ValueError, match="n must be an integer"):
         search_sensitivity(q, ReplaceRowBox(), 0, 2)
@@ -103,10 +107,54 @@ def test_search_bad_input():
         search_sensitivity(q, ReplaceRowBox(), 3, 2, starts=[(np.zeros((2, 2)), np.zeros((2, 2)))])
     with pytest.raises(ValueError, match="low < high"):
         ReplaceRowBox(1, 1)
-    with pytest.raises(ValueError, match="radius"):
+    with pytest.raises(ValueError, match="data_norm"):
         ReplaceRowL2Ball(0)
+    with pytest.raises(ValueError, match="data_norm"):
+        LabelledBall(1.0, data_norm=-1.0)
     with pytest.raises(TypeError):
-        NeighborRelation()
+        NeighbourRelation()
+    with pytest.raises(TypeError):  # the box is positional: (low, high), no keyword names
+        ReplaceRowBox(low=0.0, high=1.0)
+    with pytest.raises(ValueError, match="finite"):
+        ReplaceRowBox(0.0, np.inf)
+    for search in (search_sensitivity, search_sensitivity_batched):
+        with pytest.raises(ValueError, match="NeighbourRelation"):
+            search(q, "box", 3, 2)
+        with pytest.raises(ValueError, match="n_starts"):
+            search(q, ReplaceRowBox(), 3, 2, n_starts=0)
+        with pytest.raises(TypeError, match="batched"):  # one algorithm per function
+            search(q, ReplaceRowBox(), 3, 2, batched=True)
+
+
+def test_neighbour_names():
+    assert NEIGHBOURS == {
+        "replace-row": ReplaceRowBox,
+        "change-attribute": ChangeOneAttribute,
+        "add-remove-row": AddRemoveRows,
+    }
+    assert check_neighbours("add-remove-row") == "add-remove-row"
+    assert check_neighbours("replace-row", ("replace-row",)) == "replace-row"
+    with pytest.raises(
+        ValueError, match=r"neighbours must be one of \('replace-row', 'change-attribute', 'add-remove-row'\)"
+    ):
+        check_neighbours("record")
+    with pytest.raises(ValueError, match=r"one of \('replace-row',\), got 'add-remove-row'"):
+        check_neighbours("add-remove-row", ("replace-row",))
+    with pytest.raises(TypeError, match="neighbours"):
+        check_neighbours(1)
+    with pytest.raises(ValueError, match="not neighbour notions"):
+        check_neighbours("replace-row", ("replace-row", "record"))
+
+
+def test_relation_bounds_and_data_norm():
+    box = ReplaceRowBox(0, 1)
+    assert np.array_equal(box.low, [0.0]) and np.array_equal(box.high, [1.0])
+    wide = ReplaceRowBox([0.0, -2.0], [1.0, 2.0])
+    assert np.array_equal(wide.project_row(np.array([5.0, -5.0])), [1.0, -2.0])
+    assert ReplaceRowL2Ball(2.0).data_norm == 2.0
+    assert LabelledBall(3.0, data_norm=2.0).ball.data_norm == 2.0
+    assert ChangeOneAttribute(0.0, 2.0, attribute=1).attribute == 1
+    assert LabelledBox(0.0, 1.0, n_classes=3).n_classes == 3
 
 
 def test_spectral_norm_option():
@@ -155,7 +203,7 @@ def test_audit_epsilon_custom_statistic_and_bad_input():
 
 def test_labelled_relations_stay_in_their_domains():
     rng = np.random.default_rng(0)
-    ball, box = LabelledBall(label_bound=2.0, radius=1.5), LabelledBox(-1.0, 1.0, n_classes=3)
+    ball, box = LabelledBall(label_bound=2.0, data_norm=1.5), LabelledBox(-1.0, 1.0, n_classes=3)
     for _ in range(200):
         row = ball.perturb_row(ball.random_row(5, rng), rng, 3.0)
         assert np.linalg.norm(row[:-1]) <= 1.5 + 1e-12 and abs(row[-1]) <= 2.0
@@ -221,13 +269,13 @@ def test_batched_audit_equals_serial_audit(seed):
 
 def test_batched_search_finds_the_sensitivities():
     n = 5
-    mean = search_sensitivity(
-        lambda X: X.mean(axis=-2), ReplaceRowBox(-1, 1), n, 3, norm=1, claimed=6 / n, random_state=0, batched=True
+    mean = search_sensitivity_batched(
+        lambda X: X.mean(axis=-2), ReplaceRowBox(-1, 1), n, 3, norm=1, claimed=6 / n, random_state=0
     )
     assert mean.max_found == pytest.approx(6 / n) and not mean.exceeds
     assert mean.X.shape == (n, 3) and np.count_nonzero(np.any(mean.X != mean.X_prime, axis=1)) <= 1
     assert mean.n_evaluations == 2 * 20 * 201 and len(mean.history) == 20
-    cov = search_sensitivity(
+    cov = search_sensitivity_batched(
         lambda X: np.swapaxes(X, -1, -2) @ X / n,
         ReplaceRowL2Ball(1.0),
         n,
@@ -236,12 +284,11 @@ def test_batched_search_finds_the_sensitivities():
         claimed=1.0 / n,
         n_steps=300,
         random_state=1,
-        batched=True,
     )
     assert cov.exceeds and cov.ratio == pytest.approx(np.sqrt(2), rel=1e-3)
     assert cov.max_found == pytest.approx(np.linalg.norm(cov.X.T @ cov.X - cov.X_prime.T @ cov.X_prime) / n)
-    spectral = search_sensitivity(
-        lambda X: np.swapaxes(X, -1, -2) @ X, ReplaceRowL2Ball(1.0), 3, 2, norm="spectral", random_state=5, batched=True
+    spectral = search_sensitivity_batched(
+        lambda X: np.swapaxes(X, -1, -2) @ X, ReplaceRowL2Ball(1.0), 3, 2, norm="spectral", random_state=5
     )
     assert spectral.max_found == pytest.approx(1.0, abs=1e-3)
 
@@ -250,12 +297,10 @@ def test_batched_search_with_default_row_stack_moves():
     # relations without vectorised overrides fall back to their one-row moves
     q = lambda X: X.sum(axis=-2)  # noqa: E731
     for relation in (FlipOneBit(), ChangeOneAttribute(0, 1)):
-        res = search_sensitivity(q, relation, 4, 5, norm=1, n_starts=4, n_steps=20, random_state=4, batched=True)
+        res = search_sensitivity_batched(q, relation, 4, 5, norm=1, n_starts=4, n_steps=20, random_state=4)
         assert res.max_found == pytest.approx(1.0)
     count = lambda Z: (Z[..., -1] == 1).sum(axis=-1, keepdims=True)  # noqa: E731
-    res = search_sensitivity(
-        count, LabelledBox(0.0, 1.0), 4, 3, norm=1, n_starts=4, n_steps=30, random_state=0, batched=True
-    )
+    res = search_sensitivity_batched(count, LabelledBox(0.0, 1.0), 4, 3, norm=1, n_starts=4, n_steps=30, random_state=0)
     assert res.max_found == 1.0
 
 
@@ -265,12 +310,10 @@ def test_batched_search_starts_and_bad_query():
     Xp = X.copy()
     Xp[0] = [1.0, 1.0]
     q = lambda X: X.sum(axis=-2)  # noqa: E731
-    res = search_sensitivity(
-        q, ReplaceRowBox(0, 1), n, d, norm=1, n_starts=1, n_steps=0, starts=[(X, Xp)], batched=True
-    )
+    res = search_sensitivity_batched(q, ReplaceRowBox(0, 1), n, d, norm=1, n_starts=1, n_steps=0, starts=[(X, Xp)])
     assert res.max_found == pytest.approx(2.0) and np.array_equal(res.X_prime, Xp)
     with pytest.raises(ValueError, match="one output per dataset"):
-        search_sensitivity(lambda X: X.sum(), ReplaceRowBox(), n, d, n_steps=1, batched=True)
+        search_sensitivity_batched(lambda X: X.sum(), ReplaceRowBox(), n, d, n_steps=1)
 
 
 def test_row_stack_moves_stay_in_their_domains():
@@ -290,7 +333,7 @@ def test_row_stack_moves_stay_in_their_domains():
         # differently (AVX-512 does), so up to a few ulp of a 4-term norm, never more
         np.testing.assert_allclose(relation.project_rows(stack), [relation.project_row(r) for r in stack], rtol=1e-14)
         assert np.array_equal(
-            relation.project_row(np.zeros(4)), [relation.radius if relation.on_sphere else 0, 0, 0, 0]
+            relation.project_row(np.zeros(4)), [relation.data_norm if relation.on_sphere else 0, 0, 0, 0]
         )
 
 
@@ -299,7 +342,7 @@ def test_row_stack_moves_stay_in_their_domains():
 # --------------------------------------------------------------------------------------
 def test_labelled_row_stack_moves_match_the_one_row_moves():
     rng = np.random.default_rng(21)
-    ball, box = LabelledBall(label_bound=2.0, radius=1.5), LabelledBox(-1.0, 1.0, n_classes=3)
+    ball, box = LabelledBall(label_bound=2.0, data_norm=1.5), LabelledBox(-1.0, 1.0, n_classes=3)
     stack = rng.standard_normal((50, 5)) * 3
     # box: clipping and rounding are exact, so the two paths agree to the bit
     assert np.array_equal(box.project_rows(stack), [box.project_row(r) for r in stack])
@@ -325,21 +368,20 @@ def test_batched_search_with_labelled_relations():
         return np.swapaxes(onehot, -1, -2) @ Z[..., :-1]
 
     # a record moving between classes changes two class sums by ||x||_1 <= d each
-    res = search_sensitivity(class_sums, LabelledBox(0.0, 1.0), 3, 4, norm=1, n_steps=100, random_state=2, batched=True)
+    res = search_sensitivity_batched(class_sums, LabelledBox(0.0, 1.0), 3, 4, norm=1, n_steps=100, random_state=2)
     assert res.max_found == pytest.approx(6.0) and np.count_nonzero(np.any(res.X != res.X_prime, axis=1)) == 1
     # X^T y with ||x|| <= 1, |y| <= 2: ||y x - y' x'||_2 <= 4, attained by (x, 2) vs (x, -2)
-    res = search_sensitivity(
+    res = search_sensitivity_batched(
         lambda Z: np.einsum("...ni,...n->...i", Z[..., :-1], Z[..., -1]),
-        LabelledBall(2.0, radius=1.0),
+        LabelledBall(2.0, data_norm=1.0),
         3,
         3,
         n_steps=300,
         random_state=3,
-        batched=True,
     )
     assert 3.9 <= res.max_found <= 4.0 + 1e-12
     with pytest.raises(ValueError, match="one output per dataset"):
-        search_sensitivity(lambda Z: Z.sum(), LabelledBox(), 3, 3, n_steps=1, batched=True)
+        search_sensitivity_batched(lambda Z: Z.sum(), LabelledBox(), 3, 3, n_steps=1)
 
 
 def test_threshold_audit_takes_statistics_of_any_shape():

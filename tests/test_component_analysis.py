@@ -1,4 +1,4 @@
-"""Tests for dpnb.papers.component_analysis (Jiang et al. 2013: DP-PCA and DP-LDA publishing)."""
+"""Tests for dpnb.papers.component_analysis and dpnb.papers.lda_publishing (Jiang et al. 2013: DP-PCA and DP-LDA)."""
 
 import numpy as np
 import pytest
@@ -9,13 +9,10 @@ from sklearn.pipeline import make_pipeline
 
 from dpnb.numerics.stats import mean_ci
 from dpnb.papers.component_analysis import (
-    AddRemoveRows,
     DPLDAPublisher,
     DPPCAPublisher,
     OneHotRows,
     _checked_moments,
-    _grid_class_moments,
-    _weighted_medians,
     attribute_entropy_kl,
     basis_projection_sensitivity,
     check_onehot_data,
@@ -38,7 +35,8 @@ from dpnb.papers.component_analysis import (
     tight_basis,
     worst_case_rows,
 )
-from dpnb.privacy.audit import search_sensitivity
+from dpnb.papers.lda_publishing import _grid_class_moments, _weighted_medians
+from dpnb.privacy.audit import AddRemoveRows, search_sensitivity, search_sensitivity_batched
 from dpnb.privacy.estimator import budget_total
 
 
@@ -62,21 +60,21 @@ def worst_pair(p1, sizes, t):
 # ----------------------------------------------------------------------------- sensitivities
 @pytest.mark.parametrize("p", [1, 3, 10])
 def test_numeric_moment_sensitivity_matches_paper(p):
-    assert moment_sensitivity(p) == moment_sensitivity(p, calibration="paper") == p + p * (p + 1) / 2
+    assert moment_sensitivity(p) == moment_sensitivity(p, noise_scale="paper") == p + p * (p + 1) / 2
 
 
 def test_categorical_moment_sensitivity_paper_formula_and_exact_value():
     p1, p2 = 5, 6
     paper = (p1 + 2 * p2) + ((p1 + p2) * (p1 + p2 + 1) + p2 * (p2 + 1)) / 2
-    assert moment_sensitivity(p1, p2, calibration="paper") == paper
+    assert moment_sensitivity(p1, p2, noise_scale="paper") == paper
     sizes = [2] * p2
     t_star = (p2 - 1) / (p1 + 1)
     attained = moments_change(*worst_pair(p1, sizes, t_star))
     assert attained == pytest.approx(moment_sensitivity(p1, p2))
-    assert attained > moment_sensitivity(p1, p2, calibration="paper")  # the paper's formula is too small
+    assert attained > moment_sensitivity(p1, p2, noise_scale="paper")  # the paper's formula is too small
     # paper's formula is the t = 0 case, and exact for a single categorical attribute
-    assert moments_change(*worst_pair(p1, sizes, 0.0)) == pytest.approx(moment_sensitivity(p1, p2, calibration="paper"))
-    assert moment_sensitivity(4, 1) == moment_sensitivity(4, 1, calibration="paper")
+    assert moments_change(*worst_pair(p1, sizes, 0.0)) == pytest.approx(moment_sensitivity(p1, p2, noise_scale="paper"))
+    assert moment_sensitivity(4, 1) == moment_sensitivity(4, 1, noise_scale="paper")
 
 
 def test_exact_moment_sensitivity_is_never_exceeded_by_random_pairs():
@@ -91,10 +89,10 @@ def test_exact_moment_sensitivity_is_never_exceeded_by_random_pairs():
 
 def test_lda_sensitivity_values():
     p = 6
-    assert lda_sensitivity(p, calibration="paper") == 2 * p + p * (p + 1) / 2
+    assert lda_sensitivity(p, noise_scale="paper") == 2 * p + p * (p + 1) / 2
     assert lda_sensitivity(p) == pytest.approx(p + p * (p + 1) / 2 + p / (2 * (p + 1)))
-    assert lda_sensitivity(p) < lda_sensitivity(p, calibration="paper")
-    assert lda_sensitivity(5, 5) == pytest.approx(100.0) and lda_sensitivity(5, 5, calibration="paper") == 90.0
+    assert lda_sensitivity(p) < lda_sensitivity(p, noise_scale="paper")
+    assert lda_sensitivity(5, 5) == pytest.approx(100.0) and lda_sensitivity(5, 5, noise_scale="paper") == 90.0
 
 
 def test_search_finds_pairs_beyond_the_papers_categorical_bound_but_not_beyond_exact():
@@ -113,7 +111,7 @@ def test_search_finds_pairs_beyond_the_papers_categorical_bound_but_not_beyond_e
         norm=1,
         n_starts=6,
         n_steps=150,
-        claimed=moment_sensitivity(p1, len(sizes), calibration="paper"),
+        claimed=moment_sensitivity(p1, len(sizes), noise_scale="paper"),
         random_state=1,
     )
     assert res.exceeds
@@ -145,8 +143,8 @@ def test_projection_sensitivity():
         (lambda: moment_sensitivity(-1), ValueError, "n_numeric must be an integer >= 0"),
         (lambda: moment_sensitivity(0, 0), ValueError, "at least one attribute"),
         (lambda: lda_sensitivity(2.5), TypeError, "n_numeric must be an integer >= 0"),
-        (lambda: moment_sensitivity(3, calibration="wrong"), ValueError, "calibration"),
-        (lambda: moment_sensitivity(3, calibration=1), TypeError, "calibration"),
+        (lambda: moment_sensitivity(3, noise_scale="wrong"), ValueError, "noise_scale"),
+        (lambda: moment_sensitivity(3, noise_scale=1), TypeError, "noise_scale"),
     ],
 )
 def test_sensitivity_bad_input(call, error, match):
@@ -266,7 +264,7 @@ def test_dppca_is_reproducible_with_a_seed():
         (lambda X: DPPCAPublisher(2, 1.0).publish(), NotFittedError, "fit"),
         (lambda X: DPPCAPublisher(2, 1.0).transform(X), NotFittedError, "fit"),
         (lambda X: DPPCAPublisher(2, 1.0).fit(X).transform(X[:, :3]), ValueError, "columns"),
-        (lambda X: DPPCAPublisher(2, 1.0, calibration="tight").fit(X), ValueError, "calibration"),
+        (lambda X: DPPCAPublisher(2, 1.0, noise_scale="tight").fit(X), ValueError, "noise_scale"),
         (lambda X: DPPCAPublisher(2, 1.0, tight_projection=1).fit(X), TypeError, "tight_projection"),
         (lambda X: DPPCAPublisher(2, 1.0, group_sizes=3).fit(X), TypeError, "group_sizes"),
         (lambda X: DPPCAPublisher(2, 1.0, random_state="x").fit(X), TypeError, "random_state"),
@@ -427,7 +425,7 @@ def test_dplda_releases_an_empty_class_and_bounded_counts():
         (lambda X, y: DPLDAPublisher(1.0, n_classes=2.0).fit(X, y), TypeError, "n_classes"),
         (lambda X, y: DPLDAPublisher(1.0, count_fraction=1.0).fit(X, y), ValueError, "count_fraction"),
         (lambda X, y: DPLDAPublisher(1.0, count_fraction="a").fit(X, y), TypeError, "count_fraction"),
-        (lambda X, y: DPLDAPublisher(1.0, calibration="exact").fit(X, y), ValueError, "calibration"),
+        (lambda X, y: DPLDAPublisher(1.0, noise_scale="exact").fit(X, y), ValueError, "noise_scale"),
         (lambda X, y: DPLDAPublisher(1.0).fit(X, y[:-1]), ValueError, "labels but X"),
         (lambda X, y: DPLDAPublisher(1.0).fit(X + 1, y), ValueError, "outside the declared bounds"),
         (lambda X, y: DPLDAPublisher(1.0).sample(), NotFittedError, "fit"),
@@ -445,20 +443,24 @@ def test_add_remove_relation_and_sensitivities():
     rel = AddRemoveRows(OneHotRows(2, (3,)))
     rng = np.random.default_rng(30)
     X = np.stack([rel.random_row(6, rng) for _ in range(3)])
-    Xp = rel.neighbor(X, 0, rel.random_row(6, rng))
+    Xp = rel.neighbour(X, 0, rel.random_row(6, rng))
     assert np.all(X[:, -1] == 1) and np.array_equal(Xp[:, -1], [0, 1, 1]) and np.array_equal(Xp[:, :-1], X[:, :-1])
     # the presence column as row weights: the moments of the present rows
     assert np.allclose(moments_vector(Xp[:, :-1], weights=Xp[:, -1]), moments_vector(X[1:, :-1]))
     # one record's contribution: all numerics at 1 and one level per group
     x = np.array([1.0, 1.0, 0.0, 1.0, 0.0])
     assert np.abs(moments_vector(x[None])).sum() == record_contribution(2, 1) == 3 + 6
-    assert moment_sensitivity(2, 1, neighbours="add-remove") == record_contribution(2, 1)
-    assert lda_sensitivity(2, 1, neighbours="add-remove") == record_contribution(2, 1)
-    assert moment_sensitivity(2, 1, neighbours="add-remove", calibration="paper") == moment_sensitivity(
-        2, 1, calibration="paper"
+    assert moment_sensitivity(2, 1, neighbours="add-remove-row") == record_contribution(2, 1)
+    assert lda_sensitivity(2, 1, neighbours="add-remove-row") == record_contribution(2, 1)
+    assert moment_sensitivity(2, 1, neighbours="add-remove-row", noise_scale="paper") == moment_sensitivity(
+        2, 1, noise_scale="paper"
     )
-    with pytest.raises(ValueError, match="neighbours"):
+    with pytest.raises(ValueError, match=r"neighbours must be one of \('replace-row', 'add-remove-row'\)"):
         moment_sensitivity(2, 1, neighbours="swap")
+    with pytest.raises(ValueError, match="neighbours"):  # the old name of the notion is refused
+        lda_sensitivity(2, 1, neighbours="replace")
+    with pytest.raises(ValueError, match="'change-attribute'"):  # a notion these sums do not cover
+        moment_sensitivity(2, 1, neighbours="change-attribute")
     with pytest.raises(TypeError, match="inner"):
         AddRemoveRows("box")
 
@@ -723,11 +725,11 @@ def test_row_stack_moves_match_the_one_row_moves(relation):
         relation.random_rows(3, d + 1, rng)
 
 
-def test_add_remove_neighbors_mark_the_row_absent_in_every_dataset():
+def test_add_remove_neighbours_mark_the_row_absent_in_every_dataset():
     rel = AddRemoveRows(OneHotRows(2, (3,)))
     rng = np.random.default_rng(72)
     X = rel.random_rows(12, 6, rng).reshape(3, 4, 6)
-    Xp = rel.neighbors(X, 2, rel.random_rows(3, 6, rng))
+    Xp = rel.neighbours(X, 2, rel.random_rows(3, 6, rng))
     assert np.array_equal(Xp[:, 2, -1], np.zeros(3)) and np.all(X[..., -1] == 1)
     assert np.array_equal(np.delete(Xp, 2, axis=1), np.delete(X, 2, axis=1)) and np.array_equal(
         Xp[..., :-1], X[..., :-1]
@@ -739,9 +741,9 @@ def test_batched_searches_reach_the_exact_sensitivities():
     present = lambda Z: lda_vector(Z[..., :-1], weights=Z[..., -1])  # noqa: E731
     for query, relation, exact in (
         (lda_vector, OneHotRows(1, sizes, n_classes=2), lda_sensitivity(1, 2)),
-        (present, AddRemoveRows(OneHotRows(1, sizes, n_classes=2)), lda_sensitivity(1, 2, neighbours="add-remove")),
+        (present, AddRemoveRows(OneHotRows(1, sizes, n_classes=2)), lda_sensitivity(1, 2, neighbours="add-remove-row")),
     ):
-        res = search_sensitivity(
+        res = search_sensitivity_batched(
             query,
             relation,
             3,
@@ -749,7 +751,18 @@ def test_batched_searches_reach_the_exact_sensitivities():
             norm=1,
             n_steps=150,
             random_state=rng,
-            batched=True,
         )
         assert exact * 0.9 <= res.max_found <= exact * (1 + 1e-12)
         assert np.isclose(np.abs(query(res.X) - query(res.X_prime)).sum(), res.max_found)
+
+
+def test_dp_lda_lives_in_its_own_module_and_is_re_exported():
+    from dpnb.papers import component_analysis, lda_publishing
+
+    for name in component_analysis._LDA_NAMES:
+        assert getattr(component_analysis, name) is getattr(lda_publishing, name)
+    assert lda_publishing.NOISE_SCALES is component_analysis.NOISE_SCALES  # one definition for both mechanisms
+    with pytest.raises(AttributeError, match="no attribute 'DPLDA'"):
+        component_analysis.DPLDA  # noqa: B018
+    with pytest.raises(ImportError):
+        from dpnb.papers.component_analysis import AddRemoveRows  # noqa: F401  (it moved to dpnb.privacy.audit)

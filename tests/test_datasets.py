@@ -250,14 +250,15 @@ def test_checksum_verified_once_per_file(shelf_copy, monkeypatch):
         lambda: scale_to_box([[np.nan, 1.0]]),
         lambda: scale_to_box([[np.inf, 1.0]]),
         lambda: scale_to_box([1.0, 2.0]),
-        lambda: scale_to_box([[1.0]], low=1.0, high=1.0),
-        lambda: scale_to_box([[1.0]], low=np.nan),
-        lambda: scale_to_box([[1.0, 2.0]], data_min=[0.0, 0.0, 0.0]),
-        lambda: scale_to_box([[1.0]], data_min=2.0, data_max=1.0),
-        lambda: scale_to_box([[1.0]], data_min=np.nan, data_max=1.0),
+        lambda: scale_to_box([[1.0]], (0.0, 1.0), output_bounds=(1.0, 1.0)),
+        lambda: scale_to_box([[1.0]], (0.0, 1.0), output_bounds=(np.nan, 1.0)),
+        lambda: scale_to_box([[1.0]], (0.0, 1.0), output_bounds=(np.zeros(2), 1.0)),
+        lambda: scale_to_box([[1.0, 2.0]], ([0.0, 0.0, 0.0], 1.0)),
+        lambda: scale_to_box([[1.0]], (2.0, 1.0)),
+        lambda: scale_to_box([[1.0]], (np.nan, 1.0)),
         lambda: normalize_rows([[np.nan, 1.0]]),
-        lambda: normalize_rows([[1.0, 1.0]], radius=0.0),
-        lambda: normalize_rows([[1.0, 1.0]], radius=np.inf),
+        lambda: normalize_rows([[1.0, 1.0]], data_norm=0.0),
+        lambda: normalize_rows([[1.0, 1.0]], data_norm=np.inf),
         lambda: normalize_rows([[1.0, 1.0]], mode="ball"),
         lambda: train_test_split(np.zeros((4, 2))),
     ],
@@ -269,75 +270,82 @@ def test_helpers_reject_bad_input(call):
 
 def test_scale_to_box_uses_data_range_with_a_privacy_warning():
     X = np.array([[0.0, 5.0, 3.0], [10.0, 7.0, 3.0], [5.0, 6.0, 3.0]])
-    with pytest.warns(datasets.PrivacyLeakWarning, match="declared domain"):
+    with pytest.warns(datasets.PrivacyLeakWarning, match="declared bounds"):
         out = scale_to_box(X)
     np.testing.assert_allclose(out, [[-1, -1, 0], [1, 1, 0], [0, 0, 0]])
     with pytest.warns(datasets.PrivacyLeakWarning):
-        out = scale_to_box(X, 0.0, 1.0, data_min=0.0)
+        out = scale_to_box(X, output_bounds=(0.0, 1.0))
     assert out.min() >= 0.0 and out.max() <= 1.0
+    with pytest.raises(TypeError, match="bounds must be a pair"):
+        scale_to_box(X, 1.0)
+    with pytest.raises(ValueError, match=r"bounds must satisfy low <= high"):
+        scale_to_box(X, (1.0, 0.0))
 
 
-def test_scale_to_box_declared_domain_clips():
+def test_scale_to_box_declared_bounds_clip():
     X = np.array([[-5.0, 0.5], [0.5, 2.0], [2.0, 0.0]])
-    out = scale_to_box(X, data_min=[0.0, 0.0], data_max=[1.0, 1.0])
+    out = scale_to_box(X, ([0.0, 0.0], [1.0, 1.0]))
     np.testing.assert_allclose(out, [[-1, 0], [0, 1], [1, -1]])
-    assert np.all(scale_to_box(X, 0, 1, data_min=0.0, data_max=1.0) == np.clip(X, 0, 1))
-    point = scale_to_box(X, data_min=0.5, data_max=0.5)  # a degenerate domain maps to the midpoint
+    assert np.all(scale_to_box(X, (0.0, 1.0), output_bounds=(0, 1)) == np.clip(X, 0, 1))
+    point = scale_to_box(X, (0.5, 0.5))  # degenerate bounds (a constant feature) map to the midpoint
     assert np.all(point == 0.0)
 
 
-def test_scale_to_box_on_real_data_with_declared_domain():
+def test_scale_to_box_on_real_data_with_declared_bounds():
     ds = datasets.load_adult(one_hot=False)
-    out = scale_to_box(ds.X, 0.0, 1.0, data_min=ds.domain[0], data_max=ds.domain[1])
+    out = scale_to_box(ds.X, ds.bounds, output_bounds=(0.0, 1.0))
     assert out.min() == 0.0 and out.max() == 1.0
 
 
 @pytest.mark.parametrize(
     "name", ["adult", "census_income", "coil2000", "kdd2004_bio", "rf1", "mnist_subset", "dna", "digits"]
 )
-def test_declared_domains_cover_the_data_and_are_not_read_from_it(name, tmp_path, monkeypatch):
+def test_declared_bounds_cover_the_data_and_are_not_read_from_it(name, tmp_path, monkeypatch):
     ds = datasets.load(name)
-    low, high = ds.domain
+    low, high = ds.bounds
     assert low.shape == high.shape == (ds.X.shape[1],)
     assert np.all(ds.X >= low) and np.all(ds.X <= high)
-    small = datasets.load(name, n_samples=20, random_state=0)  # a subsample keeps the same domain
-    np.testing.assert_array_equal(small.domain[0], low)
-    np.testing.assert_array_equal(small.domain[1], high)
+    small = datasets.load(name, n_samples=20, random_state=0)  # a subsample keeps the same bounds
+    np.testing.assert_array_equal(small.bounds[0], low)
+    np.testing.assert_array_equal(small.bounds[1], high)
 
 
-def test_domains_for_one_hot_and_codes_and_targets():
+def test_bounds_for_one_hot_and_codes_and_targets():
     onehot, codes = datasets.load_adult(), datasets.load_adult(one_hot=False)
     age = onehot.feature_names.index("age")
-    assert (onehot.domain[0][age], onehot.domain[1][age]) == (17.0, 90.0)
+    assert (onehot.bounds[0][age], onehot.bounds[1][age]) == (17.0, 90.0)
     cat = [j for j, f in enumerate(onehot.feature_names) if "=" in f]
-    assert np.all(onehot.domain[0][cat] == 0) and np.all(onehot.domain[1][cat] == 1)
+    assert np.all(onehot.bounds[0][cat] == 0) and np.all(onehot.bounds[1][cat] == 1)
     workclass = codes.feature_names.index("workclass")
-    assert codes.domain[1][workclass] == 8.0  # nine workclass levels, codes 0..8
+    assert codes.bounds[1][workclass] == 8.0  # nine workclass levels, codes 0..8
     rf = datasets.load_rf1(all_targets=True)
-    assert np.all(rf.y >= rf.target_domain[0]) and np.all(rf.y <= rf.target_domain[1])
-    assert datasets.load_breast_cancer().domain is None
-    assert datasets.load_census_income(include_weight=True).domain is None
+    assert np.all(rf.y >= rf.target_bounds[0]) and np.all(rf.y <= rf.target_bounds[1])
+    assert datasets.load_breast_cancer().bounds is None
+    assert datasets.load_census_income(include_weight=True).bounds is None
 
 
-def test_dataset_rejects_data_outside_its_domain():
+def test_dataset_rejects_data_outside_its_bounds():
     X = np.array([[0.0, 2.0]])
-    with pytest.raises(ValueError, match="outside the declared domain"):
-        Dataset("toy", X, None, ["a", "b"], None, "toy", [], domain=(np.zeros(2), np.ones(2)))
+    with pytest.raises(ValueError, match="outside the declared bounds"):
+        Dataset("toy", X, None, ["a", "b"], None, "toy", [], bounds=(np.zeros(2), np.ones(2)))
     with pytest.raises(ValueError, match="one entry per column"):
-        Dataset("toy", X, None, ["a", "b"], None, "toy", [], domain=(np.zeros(3), np.ones(3)))
+        Dataset("toy", X, None, ["a", "b"], None, "toy", [], bounds=(np.zeros(3), np.ones(3)))
+    with pytest.raises(ValueError, match=r"Dataset.bounds must satisfy low <= high"):
+        Dataset("toy", X, None, ["a", "b"], None, "toy", [], bounds=(np.ones(2), np.zeros(2)))
+    assert Dataset("toy", X, None, ["a", "b"], None, "toy", [], bounds=(X[0], X[0])).bounds[1][1] == 2.0
 
 
 def test_normalize_rows_clip():
     X = np.array([[3.0, 4.0], [0.3, 0.4], [0.0, 0.0]])
-    out = normalize_rows(X, radius=1.0)
+    out = normalize_rows(X, data_norm=1.0)
     np.testing.assert_allclose(out, [[0.6, 0.8], [0.3, 0.4], [0.0, 0.0]])
-    big = normalize_rows(datasets.load_mnist_subset().X, radius=2.0)
+    big = normalize_rows(datasets.load_mnist_subset().X, data_norm=2.0)
     assert np.all(np.linalg.norm(big, axis=1) <= 2.0 * (1 + 1e-12))
 
 
 def test_normalize_rows_sphere():
     X = np.array([[3.0, 4.0], [0.3, 0.4], [-1.0, 0.0]])
-    out = normalize_rows(X, radius=2.0, mode="sphere")
+    out = normalize_rows(X, data_norm=2.0, mode="sphere")
     np.testing.assert_allclose(np.linalg.norm(out, axis=1), 2.0)
     np.testing.assert_allclose(out[1], [1.2, 1.6])
 
@@ -354,8 +362,8 @@ def test_normalize_rows_clip_depends_on_a_row_only_through_its_clipped_value():
 
 
 def test_normalize_rows_sphere_maps_a_zero_row_to_the_public_axis():
-    """An all-zero row becomes radius e_1: success never depends on whether the data holds one."""
-    out = normalize_rows(np.array([[0.0, 0.0, 0.0], [0.0, 3.0, 4.0]]), radius=2.0, mode="sphere")
+    """An all-zero row becomes data_norm e_1: success never depends on whether the data holds one."""
+    out = normalize_rows(np.array([[0.0, 0.0, 0.0], [0.0, 3.0, 4.0]]), data_norm=2.0, mode="sphere")
     np.testing.assert_array_equal(out[0], [2.0, 0.0, 0.0])
     np.testing.assert_allclose(out[1], [0.0, 1.2, 1.6])
 
@@ -384,11 +392,13 @@ def test_train_test_split_partitions_rows():
     assert train_test_split(unlabelled, random_state=0)[2:] == (None, None)
 
 
-@pytest.mark.parametrize("test_size", [0, 1, 1.5, True, 0.95])
+@pytest.mark.parametrize("test_size", [0, 1, 1.5, 0.95])
 def test_train_test_split_bad_size(test_size):
     ds = Dataset("toy", np.zeros((10, 1)), None, ["a"], None, "toy", [])
     with pytest.raises(ValueError, match="test_size"):
         train_test_split(ds, test_size=test_size)
+    with pytest.raises(TypeError, match=r"test_size must be a number in \(0, 1\)"):  # a wrong type
+        train_test_split(ds, test_size=True)
 
 
 def test_dataset_checks_its_fields():

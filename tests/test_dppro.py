@@ -10,7 +10,7 @@ from sklearn.svm import LinearSVC
 
 from dpnb.numerics.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
 from dpnb.papers.dppro import (
-    CALIBRATIONS,
+    NOISE_SCALES,
     DPPro,
     attribute_sensitivity,
     chi2_tail_bounds,
@@ -75,12 +75,16 @@ def test_attribute_sensitivity_is_the_largest_single_attribute_change():
     R = gaussian_projection(12, 3, random_state=4)
     width = np.linspace(0.5, 2.0, 12)
     changes = [np.linalg.norm(width[j] * R[j]) for j in range(12)]  # change of x_j by its full range
-    assert attribute_sensitivity(R, width) == pytest.approx(max(changes))
+    assert attribute_sensitivity(R, (0.0, width)) == pytest.approx(max(changes))
+    assert attribute_sensitivity(R, (-width, 0.0)) == pytest.approx(max(changes))  # only high - low matters
     assert attribute_sensitivity(R) == pytest.approx(np.linalg.norm(R, axis=1).max())
-    with pytest.raises(ValueError, match="one entry per attribute"):
-        attribute_sensitivity(R, np.ones(5))
-    with pytest.raises(ValueError, match="> 0"):
-        attribute_sensitivity(R, -1.0)
+    with pytest.raises(ValueError, match="one entry per feature"):
+        attribute_sensitivity(R, (0.0, np.ones(5)))
+    with pytest.raises(ValueError, match="low < high"):
+        attribute_sensitivity(R, (0.0, -1.0))
+    for bounds_of in (attribute_sensitivity, record_sensitivity, record_sensitivity_weights, worst_record_change):
+        with pytest.raises(TypeError, match=r"bounds must be a pair \(low, high\)"):
+            bounds_of(R, 1.0)  # a width is not a bounds pair
 
 
 def test_record_sensitivity_brackets_the_exact_value():
@@ -91,7 +95,7 @@ def test_record_sensitivity_brackets_the_exact_value():
     assert np.all(np.abs(v) == 1.0) and found == pytest.approx(np.linalg.norm(v @ R))
     assert found <= exact + 1e-12 and found >= 0.95 * exact
     assert record_sensitivity(R) >= exact - 1e-12
-    assert record_sensitivity(R, 2.0) == pytest.approx(2 * record_sensitivity(R), rel=1e-6)
+    assert record_sensitivity(R, (-1.0, 1.0)) == pytest.approx(2 * record_sensitivity(R), rel=1e-6)
     assert record_sensitivity(R) > attribute_sensitivity(R)
     # any weights certify a bound; unit weights give the spectral bound, optimised ones a smaller one
     spectral = np.sqrt(d) * np.linalg.norm(R, 2)
@@ -133,7 +137,10 @@ def test_theorem2_and_lemma4_bad_input():
     with pytest.raises(ValueError, match="ln\\(1/delta\\)"):
         lemma4_sigma(5.0, 0.01)
     assert theorem2_sigma(1.0, np.inf, 1e-5) == 0.0 and lemma4_sigma(np.inf, 1e-5) == 0.0
-    assert lemma4_sigma(1.0, 1e-4, 0.5) == pytest.approx(2 * np.sqrt(np.log(1e4)))
+    assert lemma4_sigma(1.0, 1e-4, (0.0, 0.5)) == pytest.approx(2 * np.sqrt(np.log(1e4)))
+    assert lemma4_sigma(1.0, 1e-4, ([0.0, 1.0], [0.5, 1.5])) == lemma4_sigma(1.0, 1e-4, (0.0, 0.5))
+    with pytest.raises(ValueError, match="one common attribute range"):
+        lemma4_sigma(1.0, 1e-4, (0.0, [0.5, 1.0]))
 
 
 def test_chi2_tail_bounds_dominate_the_exact_tails():
@@ -188,8 +195,10 @@ def test_theta2_survival_matches_monte_carlo():
     assert theta2_survival(median, d, k) == pytest.approx(0.5)
     lo, hi = clopper_pearson(int(np.sum(theta > median)), m, 0.99)
     assert lo <= 0.5 <= hi
-    with pytest.raises(ValueError, match="probability"):
+    with pytest.raises(ValueError, match=r"q must be a number in \(0, 1\)"):
         theta2_quantile(1.0, d, k)
+    with pytest.raises(TypeError, match="q must be"):
+        theta2_quantile("half", d, k)
 
 
 # --- Algorithm 2, Theorem 3, Lemma 5 ------------------------------------------------------
@@ -258,21 +267,21 @@ def test_relative_l2_error():
 
 
 # --- the estimator -----------------------------------------------------------------------
-@pytest.mark.parametrize("calibration", ["corrected", "paper"])
-@pytest.mark.parametrize("neighbor", ["attribute", "record"])
-def test_dppro_calibrates_to_the_neighbour_sensitivity(calibration, neighbor):
+@pytest.mark.parametrize("noise_scale", ["corrected", "paper"])
+@pytest.mark.parametrize("neighbours", ["change-attribute", "replace-row"])
+def test_dppro_calibrates_to_the_neighbour_sensitivity(noise_scale, neighbours):
     X = _binary(20, 30, 12)
-    model = DPPro(5, 0.8, 1e-5, neighbor=neighbor, calibration=calibration, random_state=13)
+    model = DPPro(5, 0.8, 1e-5, neighbours=neighbours, noise_scale=noise_scale, random_state=13)
     P = model.fit_transform(X)
-    R = model.projection_
+    R = model.components_.T
     assert P.shape == (20, 5) and R.shape == (30, 5) and model.n_features_in_ == 30
     assert model.components_.shape == (5, 30) and np.array_equal(model.components_, R.T)
-    expected = attribute_sensitivity(R) if neighbor == "attribute" else record_sensitivity(R)
+    expected = attribute_sensitivity(R) if neighbours == "change-attribute" else record_sensitivity(R)
     assert model.sensitivity_ == {"projection": pytest.approx(expected)}
     assert model.budget_ == {"projection": (0.8, 1e-5)} and budget_total(model.budget_) == (0.8, 1e-5)
     sensitivity = model.sensitivity_["projection"]
     assert gaussian_delta(0.8, model.sigma_, sensitivity) <= 1e-5 * (1 + 1e-6)
-    if calibration == "corrected":
+    if noise_scale == "corrected":
         assert gaussian_delta(0.8, model.sigma_, sensitivity) == pytest.approx(1e-5, rel=1e-4)
     else:
         assert model.sigma_ == pytest.approx(theorem2_sigma(sensitivity, 0.8, 1e-5))
@@ -281,9 +290,9 @@ def test_dppro_calibrates_to_the_neighbour_sensitivity(calibration, neighbor):
 
 def test_dppro_record_noise_is_much_larger_than_attribute_noise():
     X = _binary(10, 100, 14)
-    a = DPPro(10, 1.0, 1e-5, neighbor="attribute", random_state=15).fit(X)
-    r = DPPro(10, 1.0, 1e-5, neighbor="record", random_state=15).fit(X)
-    assert np.array_equal(a.projection_, r.projection_)
+    a = DPPro(10, 1.0, 1e-5, neighbours="change-attribute", random_state=15).fit(X)
+    r = DPPro(10, 1.0, 1e-5, neighbours="replace-row", random_state=15).fit(X)
+    assert np.array_equal(a.components_, r.components_)
     assert r.sigma_ / a.sigma_ == pytest.approx(r.sensitivity_["projection"] / a.sensitivity_["projection"])
     assert r.sigma_ > 10 * a.sigma_
 
@@ -291,25 +300,27 @@ def test_dppro_record_noise_is_much_larger_than_attribute_noise():
 def test_dppro_per_column_bounds_and_lemma4():
     X = np.column_stack([np.zeros(5), np.full(5, 3.0)])
     model = DPPro(1, 1.0, 1e-5, bounds=([0.0, 0.0], [1.0, 4.0]), random_state=16).fit(X)
-    assert model.sensitivity_["projection"] == pytest.approx(attribute_sensitivity(model.projection_, [1.0, 4.0]))
+    assert model.sensitivity_["projection"] == pytest.approx(
+        attribute_sensitivity(model.components_.T, (0.0, [1.0, 4.0]))
+    )
     d, delta = 60, 1e-3
     k = lemma4_min_components(d, delta)
-    m = DPPro(k, 1.0, delta, calibration="lemma4", random_state=17).fit(_binary(4, d, 18))
+    m = DPPro(k, 1.0, delta, noise_scale="lemma4", random_state=17).fit(_binary(4, d, 18))
     assert m.sigma_ == pytest.approx(lemma4_sigma(1.0, delta))
 
 
 def test_dppro_sklearn_contract():
     X = _binary(30, 12, 19)
-    model = DPPro(3, 0.5, 1e-6, neighbor="record", bounds=(0.0, 1.0), random_state=20)
+    model = DPPro(3, 0.5, 1e-6, neighbours="replace-row", bounds=(0.0, 1.0), random_state=20)
     twin = clone(model)
     assert twin.get_params() == model.get_params()
     assert twin.set_params(n_components=4).n_components == 4 and model.n_components == 3
     assert "DPPro(" in repr(model)
     first = model.fit_transform(X)
     assert np.array_equal(first, model.fit(X, y=np.arange(30)).embedding_)  # same int seed, y ignored
-    assert np.array_equal(model.projection_, clone(model).fit(X).projection_)
+    assert np.array_equal(model.components_, clone(model).fit(X).components_)
     new = _binary(4, 12, 21)
-    assert np.allclose(model.transform(new), new @ model.projection_)  # public R, no noise
+    assert np.allclose(model.transform(new), new @ model.components_.T)  # public R, no noise
 
 
 def test_dppro_pipeline_trains_on_the_release_and_projects_new_rows():
@@ -324,12 +335,12 @@ def test_dppro_pipeline_trains_on_the_release_and_projects_new_rows():
 
 def test_dppro_infinite_epsilon_is_noiseless():
     X = _binary(6, 10, 24)
-    for calibration in CALIBRATIONS:
-        k = lemma4_min_components(10, 0.4) if calibration == "lemma4" else 3
+    for noise_scale in NOISE_SCALES:
+        k = lemma4_min_components(10, 0.4) if noise_scale == "lemma4" else 3
         if k > 10:
             continue
-        model = DPPro(k, np.inf, 0.4, calibration=calibration, random_state=25).fit(X)
-        assert model.sigma_ == 0.0 and np.array_equal(model.embedding_, X @ model.projection_)
+        model = DPPro(k, np.inf, 0.4, noise_scale=noise_scale, random_state=25).fit(X)
+        assert model.sigma_ == 0.0 and np.array_equal(model.embedding_, X @ model.components_.T)
         assert model.budget_ == {"projection": (np.inf, 0.4)}
 
 
@@ -337,7 +348,7 @@ def test_dppro_not_fitted():
     for method in ("transform", "estimate_squared_distances"):
         with pytest.raises(NotFittedError):
             getattr(DPPro(2, 1.0, 1e-5), method)(*(([np.zeros(4)],) if method == "transform" else ()))
-    assert set(CALIBRATIONS) == {"corrected", "paper", "lemma4"}
+    assert set(NOISE_SCALES) == {"corrected", "paper", "lemma4"}
 
 
 @pytest.mark.parametrize(
@@ -348,16 +359,21 @@ def test_dppro_not_fitted():
         ({"n_components": 2, "epsilon": 0.0}, np.zeros((2, 4)), "epsilon"),
         ({"n_components": 2, "epsilon": -1.0}, np.zeros((2, 4)), "epsilon"),
         ({"n_components": 2, "delta": 1.0}, np.zeros((2, 4)), "delta"),
-        ({"n_components": 2, "calibration": "paper", "delta": 0.7}, np.zeros((2, 4)), "delta < 1/2"),
-        ({"n_components": 2, "neighbor": "row"}, np.zeros((2, 4)), "neighbor"),
-        ({"n_components": 2, "calibration": "exact"}, np.zeros((2, 4)), "calibration"),
-        ({"n_components": 2, "gaussian": "exact"}, np.zeros((2, 4)), "gaussian"),
-        ({"n_components": 2, "gaussian": "classic", "epsilon": 1.5}, np.zeros((2, 4)), "only valid for epsilon < 1"),
-        ({"n_components": 2, "calibration": "lemma4"}, np.zeros((2, 4)), "n_components >="),
+        ({"n_components": 2, "noise_scale": "paper", "delta": 0.7}, np.zeros((2, 4)), "delta < 1/2"),
         (
-            {"n_components": 2, "calibration": "lemma4", "neighbor": "record"},
+            {"n_components": 2, "neighbours": "record"},
             np.zeros((2, 4)),
-            "only neighbor='attribute'",
+            r"neighbours must be one of \('change-attribute', 'replace-row'\)",
+        ),
+        ({"n_components": 2, "neighbours": "add-remove-row"}, np.zeros((2, 4)), "neighbours"),
+        ({"n_components": 2, "noise_scale": "exact"}, np.zeros((2, 4)), "noise_scale"),
+        ({"n_components": 2, "calibration": "paper"}, np.zeros((2, 4)), "calibration must be one of"),
+        ({"n_components": 2, "calibration": "classic", "epsilon": 1.5}, np.zeros((2, 4)), "only valid for epsilon < 1"),
+        ({"n_components": 2, "noise_scale": "lemma4"}, np.zeros((2, 4)), "n_components >="),
+        (
+            {"n_components": 2, "noise_scale": "lemma4", "neighbours": "replace-row"},
+            np.zeros((2, 4)),
+            "only neighbours='change-attribute'",
         ),
         ({"n_components": 2, "bounds": (1.0, 0.0)}, np.zeros((2, 4)), "low < high"),
         ({"n_components": 2, "bounds": (np.zeros(3), 1.0)}, np.zeros((2, 4)), "one entry per feature"),
@@ -379,7 +395,7 @@ def test_dppro_bad_input(kwargs, X, match):
         {"n_components": 2.0},
         {"random_state": "seed"},
         {"bounds": 1.0},
-        {"neighbor": 1},
+        {"neighbours": 1},
     ],
 )
 def test_dppro_bad_types(kwargs):
@@ -399,17 +415,19 @@ def test_attribute_sensitivity_with_one_hot_groups_matches_brute_force():
             changes.append(np.eye(7)[a])
             changes += [np.eye(7)[b] - np.eye(7)[a] for b in g if b != a]
     brute = max(np.linalg.norm(v @ R) for v in changes)
-    assert attribute_sensitivity(R, width, groups) == pytest.approx(brute)
+    assert attribute_sensitivity(R, (0.0, width), groups) == pytest.approx(brute)
     # two levels whose rows point in opposite directions: one attribute change moves the release twice as far
     u = np.array([[0.6, 0.8], [-0.6, -0.8], [0.1, 0.0]])
-    assert attribute_sensitivity(u, 1.0) == pytest.approx(1.0)
-    assert attribute_sensitivity(u, 1.0, [[0, 1]]) == pytest.approx(2.0)
+    assert attribute_sensitivity(u, (0.0, 1.0)) == pytest.approx(1.0)
+    assert attribute_sensitivity(u, (0.0, 1.0), [[0, 1]]) == pytest.approx(2.0)
 
 
 def test_dppro_attribute_groups_validation():
     X = np.array([[1.0, 0.0, 0.5], [0.0, 1.0, 0.2]])
     model = DPPro(2, 1.0, 1e-5, attribute_groups=[[0, 1]], random_state=0).fit(X)
-    assert model.sensitivity_["projection"] == pytest.approx(attribute_sensitivity(model.projection_, 1.0, [[0, 1]]))
+    assert model.sensitivity_["projection"] == pytest.approx(
+        attribute_sensitivity(model.components_.T, (0.0, 1.0), [[0, 1]])
+    )
     bad = [
         ([[0, 2]], "declared one-hot"),
         ([[0]], ">= 2 integer"),
@@ -420,8 +438,8 @@ def test_dppro_attribute_groups_validation():
     for groups, match in bad:
         with pytest.raises(ValueError, match=match):
             DPPro(2, 1.0, 1e-5, attribute_groups=groups, random_state=0).fit(X)
-    with pytest.raises(ValueError, match="width 1"):
-        attribute_sensitivity(np.ones((3, 2)), [2.0, 1.0, 1.0], [[0, 1]])
+    with pytest.raises(ValueError, match="high - low = 1"):
+        attribute_sensitivity(np.ones((3, 2)), (0.0, [2.0, 1.0, 1.0]), [[0, 1]])
 
 
 def test_dppro_release_equals_one_call_of_draws():
@@ -431,7 +449,7 @@ def test_dppro_release_equals_one_call_of_draws():
     rng = np.random.default_rng(7)
     R = gaussian_projection(5, 2, random_state=rng)
     expected = X @ R + rng.normal(0.0, model.sigma_, size=(len(X), 2))
-    assert np.array_equal(model.projection_, R)
+    assert np.array_equal(model.components_.T, R)
     assert np.array_equal(model.embedding_, expected)
     assert np.array_equal(
         project_and_perturb(X, R, 0.5, random_state=3),

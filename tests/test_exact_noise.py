@@ -326,12 +326,13 @@ def test_mechanism_option_defaults_and_errors():
     assert np.array_equal(S, S.T) and np.array_equal(G, G.T)
     for call in (
         lambda: laplace_mechanism(0.0, 1.0, 1.0, noise="Exact"),
-        lambda: symmetric_laplace_mechanism(np.eye(2), 1.0, 1.0, noise=None),
         lambda: gaussian_mechanism(0.0, 1.0, 1.0, 1e-5, noise="discrete"),
         lambda: symmetric_gaussian_mechanism(np.eye(2), 1.0, 1.0, 1e-5, noise="int"),
     ):
         with pytest.raises(ValueError, match="noise must be one of"):
             call()
+    with pytest.raises(TypeError, match="noise must be one of"):  # a wrong type: TypeError, as check_choice
+        symmetric_laplace_mechanism(np.eye(2), 1.0, 1.0, noise=None)
     with pytest.raises(ValueError, match="sensitivity"):
         laplace_mechanism(0.0, -1.0, 1.0, noise="exact")
 

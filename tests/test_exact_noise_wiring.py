@@ -42,14 +42,14 @@ ESTIMATORS = {
     "PCAGauss-basis": (lambda **kw: PCAGauss(2, 1.0, basis=BASIS, mean_fraction=0.2, **kw), CUBE, None),
     "PCAGauss-gmm": (lambda **kw: PCAGauss(2, 1.0, mode="gmm", basis=BASIS, n_classes=2, **kw), CUBE, LABELS),
     "PCAGauss-gmm-paper": (
-        lambda **kw: PCAGauss(2, 1.0, mode="gmm", basis=BASIS, n_classes=2, calibration="paper", **kw),
+        lambda **kw: PCAGauss(2, 1.0, mode="gmm", basis=BASIS, n_classes=2, noise_scale="paper", **kw),
         CUBE,
         LABELS,
     ),
     "RONGauss": (lambda **kw: RONGauss(2, 1.0, **kw), CUBE, None),
     "RONGauss-gmm": (lambda **kw: RONGauss(2, 1.0, mode="gmm", **kw), CUBE, LABELS),
     "DPPro": (lambda **kw: DPPro(2, 1.0, 1e-5, **kw), BOX, None),
-    "DPPro-paper": (lambda **kw: DPPro(2, 1.0, 1e-5, calibration="paper", **kw), BOX, None),
+    "DPPro-paper": (lambda **kw: DPPro(2, 1.0, 1e-5, noise_scale="paper", **kw), BOX, None),
     "DPPCAPublisher": (lambda **kw: DPPCAPublisher(2, 1.0, **kw), BOX, None),
     "DPLDAPublisher": (lambda **kw: DPLDAPublisher(1.0, n_classes=2, **kw), BOX, LABELS),
     "ModSULQ": (lambda **kw: ModSULQ(1, 1.0, 1e-5, **kw), BALL, None),
@@ -164,6 +164,6 @@ def test_the_float_path_is_the_default_everywhere():
 
 def test_mod_sulq_with_exact_noise_uses_the_zcdp_sigma():
     est = ModSULQ(1, 1.0, 1e-5, noise="exact", random_state=0).fit(BALL)
-    sens = private_pca.second_moment_sensitivity(len(BALL))
+    sens = private_pca.second_moment_l2_sensitivity(len(BALL))
     assert est.sigma_ == exact_noise.zcdp_sigma(sens, 1.0, 1e-5)
     assert est.sigma_ > ModSULQ(1, 1.0, 1e-5, random_state=0).fit(BALL).sigma_  # zCDP is the looser bound

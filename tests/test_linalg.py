@@ -71,8 +71,10 @@ def test_triangle_parts():
     np.testing.assert_array_equal(triangle(A), [0, 1, 2, 4, 5, 8])
     np.testing.assert_array_equal(triangle(A, part="full"), np.arange(9.0))
     assert triangle(np.stack([A, A, A])).shape == (3, 6)
-    with pytest.raises(ValueError, match="part"):
+    with pytest.raises(ValueError, match=r"part must be one of \('upper', 'full'\)"):
         triangle(A, part="lower")
+    with pytest.raises(TypeError, match="part"):
+        triangle(A, part=None)
     with pytest.raises(ValueError, match="square"):
         triangle(np.zeros((2, 3)))
 

@@ -4,7 +4,8 @@ import numpy as np
 import pytest
 from sklearn.base import clone
 
-from dpnb.papers.mst import MST, discretize, zcdp_rho
+from dpnb.papers.mst import MST, bun_steinke_rho, discretize
+from dpnb.privacy import exact_noise
 from dpnb.privacy.estimator import budget_total
 
 
@@ -19,9 +20,16 @@ def _chain(n=4000, seed=0):
 
 
 def test_zcdp_conversion_round_trips():
-    rho = zcdp_rho(1.0, 1e-6)
+    rho = bun_steinke_rho(1.0, 1e-6)
     assert rho + 2 * math.sqrt(rho * math.log(1e6)) == pytest.approx(1.0)
-    assert zcdp_rho(math.inf, 1e-6) == math.inf
+    assert bun_steinke_rho(math.inf, 1e-6) == math.inf
+    assert bun_steinke_rho(1.0, 1e-6) < exact_noise.zcdp_rho(1.0, 1e-6)  # sufficient, so below the tight rho
+    with pytest.raises(ValueError, match="delta"):
+        bun_steinke_rho(1.0, 0.0)
+    with pytest.raises(ValueError, match="epsilon"):
+        bun_steinke_rho(-1.0, 1e-6)
+    with pytest.raises(TypeError, match="epsilon"):
+        bun_steinke_rho("1", 1e-6)
 
 
 def test_noiseless_mst_recovers_the_dependence_tree_and_its_marginals():
@@ -41,7 +49,7 @@ def test_private_mst_budget_noise_and_determinism():
     X, sizes = _chain()
     model = MST(1.0, 1e-6, domain_sizes=sizes, random_state=3).fit(X)
     assert budget_total(model.budget_) == pytest.approx((1.0, 1e-6))
-    rho = zcdp_rho(1.0, 1e-6) / 3
+    rho = bun_steinke_rho(1.0, 1e-6) / 3
     assert model.noise_["one-way sigma"] == pytest.approx(math.sqrt(2) * math.sqrt(4 / (2 * rho)))
     again = clone(model).fit(X)
     assert np.array_equal(model.sample(50), MST(1.0, 1e-6, domain_sizes=sizes, random_state=3).fit(X).sample(50))

@@ -22,7 +22,7 @@ from dpnb.papers.pca_gauss import (
     pca_spectrum,
     public_pca,
     reduce_features,
-    second_moment_sensitivity,
+    second_moment_l1_sensitivity,
 )
 from dpnb.privacy import audit
 from dpnb.privacy.estimator import budget_total
@@ -50,10 +50,15 @@ def test_check_bounds_and_coordinate_bounds():
         coordinate_bounds((-np.inf, np.inf))
 
 
-def test_second_moment_sensitivity_formula_and_brute_force():
+def test_second_moment_l1_sensitivity_formula_and_brute_force():
     c = np.array([1.0, 0.5, 2.0])
-    assert second_moment_sensitivity(c, 4, part="full") == pytest.approx(3.5**2 / 4)
-    assert second_moment_sensitivity(c, 4) == pytest.approx((3.5**2 + 5.25) / 8)
+    assert second_moment_l1_sensitivity((-c, c), 4, part="full") == pytest.approx(3.5**2 / 4)
+    assert second_moment_l1_sensitivity((-c, c), 4) == pytest.approx((3.5**2 + 5.25) / 8)
+    # only |x_j| <= max(|low_j|, |high_j|) matters; scalar bounds need n_features
+    assert second_moment_l1_sensitivity((-c, 0.0), 4) == second_moment_l1_sensitivity((-c, c), 4)
+    assert second_moment_l1_sensitivity((-1.0, 1.0), 4, n_features=3) == second_moment_l1_sensitivity(
+        (-np.ones(3), np.ones(3)), 4
+    )
     # exhaustive over a grid of the box (vertices, zero, midpoints): the maximum equals the formula
     grid = [np.array(p) * c for p in itertools.product([-1.0, -0.5, 0.0, 0.5, 1.0], repeat=3)]
     iu = np.triu_indices(3)
@@ -62,29 +67,32 @@ def test_second_moment_sensitivity_formula_and_brute_force():
         D = np.outer(x, x) - np.outer(xp, xp)
         best_full = max(best_full, np.abs(D).sum())
         best_triu = max(best_triu, np.abs(D[iu]).sum())
-    assert best_full == pytest.approx(second_moment_sensitivity(c, 1, part="full"))
-    assert best_triu == pytest.approx(second_moment_sensitivity(c, 1))
+    assert best_full == pytest.approx(second_moment_l1_sensitivity((-c, c), 1, part="full"))
+    assert best_triu == pytest.approx(second_moment_l1_sensitivity((-c, c), 1))
 
 
 @pytest.mark.parametrize(
     "bounds,n,kwargs,match",
     [
-        ([1.0, 0.0], 3, {}, "coordinate_bound"),
-        ([1.0], 0, {}, "n_samples"),
-        ([[1.0]], 3, {}, "1-dimensional"),
-        ([np.nan], 3, {}, "NaN"),
-        ([1.0], 3, {"part": "lower"}, "part"),
+        (([1.0, 0.0], [1.0, 0.0]), 3, {}, "low < high"),
+        ((-1.0, 1.0), 0, {}, "n_samples"),
+        ((-1.0, [[1.0]]), 3, {}, "scalars or vectors"),
+        ((-1.0, np.nan), 3, {}, "finite"),
+        ((-1.0, 1.0), 3, {"part": "lower"}, "part"),
+        ((-1.0, [1.0, 1.0]), 3, {"n_features": 3}, "one entry per feature"),
     ],
 )
-def test_second_moment_sensitivity_bad_input(bounds, n, kwargs, match):
+def test_second_moment_l1_sensitivity_bad_input(bounds, n, kwargs, match):
     with pytest.raises(ValueError, match=match):
-        second_moment_sensitivity(bounds, n, **kwargs)
+        second_moment_l1_sensitivity(bounds, n, **kwargs)
+    with pytest.raises(TypeError, match=r"bounds must be a pair"):
+        second_moment_l1_sensitivity(np.ones(3), 3)  # coordinate bounds alone are not a box
 
 
 def test_eigenvalue_sensitivity_value_and_attained():
     assert eigenvalue_sensitivity(1, 10, (-2.0, 2.0)) == pytest.approx(0.4)
     assert eigenvalue_sensitivity(5, 10) == pytest.approx(0.2)
-    assert eigenvalue_sensitivity(5, 10, calibration="paper") == pytest.approx(0.5)
+    assert eigenvalue_sensitivity(5, 10, noise_scale="paper") == pytest.approx(0.5)
     # per-feature bounds: a^2 is the mean of c_j^2
     assert eigenvalue_sensitivity(2, 1, ([-1.0, -3.0], [1.0, 1.0])) == pytest.approx(2 * 5.0)
     # one record moves from one direction to an orthogonal one: the bound 2 a^2 / N is reached
@@ -96,8 +104,8 @@ def test_eigenvalue_sensitivity_value_and_attained():
     assert np.abs(eig[0] - eig[1]).sum() == pytest.approx(eigenvalue_sensitivity(3, 6))
     with pytest.raises(ValueError, match="n_components"):
         eigenvalue_sensitivity(0, 10)
-    with pytest.raises(ValueError, match="calibration"):
-        eigenvalue_sensitivity(2, 10, calibration="published")
+    with pytest.raises(ValueError, match="noise_scale"):
+        eigenvalue_sensitivity(2, 10, noise_scale="published")
 
 
 def test_eigenvalue_sensitivity_survives_search():
@@ -119,9 +127,12 @@ def test_eigenvalue_sensitivity_survives_search():
 
 
 def test_gmm_sensitivities():
-    assert gmm_sensitivities(3, 0.5) == {"counts": 2.0, "sums": 3.0, "second_moments": 3.0}
+    assert gmm_sensitivities(3, (-0.5, 0.5)) == {"counts": 2.0, "sums": 3.0, "second_moments": 3.0}
+    assert gmm_sensitivities(3, (0.0, 0.5)) == gmm_sensitivities(3, (-0.5, 0.5))  # a = max |bound|
     with pytest.raises(TypeError, match="n_components"):
         gmm_sensitivities(1.5)
+    with pytest.raises(TypeError, match="bounds must be a pair"):
+        gmm_sensitivities(3, 0.5)
 
 
 @pytest.mark.parametrize("k", [2, 3, 6])  # 2: from Z unless cached; 3 and 6: from the Gram matrix
@@ -210,9 +221,11 @@ def test_analyze_gauss_pca(data):
     with pytest.raises(ValueError, match="norm"):
         analyze_gauss_pca(data[0], 3, 1.0, 1e-5, data_norm=1.0)
     with pytest.raises(ValueError, match="classic"):
-        analyze_gauss_pca(X, 3, 2.0, 1e-5, gaussian="classic")
+        analyze_gauss_pca(X, 3, 2.0, 1e-5, calibration="classic")
     with pytest.raises(ValueError, match="calibration"):
-        analyze_gauss_pca(X, 3, 1.0, 1e-5, calibration="classic")
+        analyze_gauss_pca(X, 3, 1.0, 1e-5, calibration="exact")
+    with pytest.raises(ValueError, match="noise_scale"):
+        analyze_gauss_pca(X, 3, 1.0, 1e-5, noise_scale="classic")
     with pytest.raises(ValueError, match="delta"):
         analyze_gauss_pca(X, 3, 1.0, 1.5)
 
@@ -234,7 +247,7 @@ def _models(X):
         PCAGauss(2, 0.7, basis=W, random_state=0),
         PCAGauss(2, 0.7, mode="supervised", basis=W, mean_fraction=0.2, random_state=0),
         PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, random_state=0),
-        PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, calibration="paper", random_state=0),
+        PCAGauss(2, 0.7, mode="gmm", basis=W, n_classes=2, noise_scale="paper", random_state=0),
     ]
 
 
@@ -270,7 +283,7 @@ def test_components_transform_and_pipeline(data):
     np.testing.assert_allclose(model.transform(X), reduce_features(X, W))
     pipe = make_pipeline(PCAGauss(2, 1.0, basis=W, random_state=0), Ridge()).fit(X, y)
     assert pipe.predict(X).shape == (300,)
-    assert not hasattr(PCAGauss(2, 1.0).fit(X), "components_")
+    assert PCAGauss(2, 1.0).fit(X).components_ is None  # Algorithm 1 keeps its data-derived basis private
 
 
 def test_not_fitted_and_bad_privacy(data):
@@ -310,7 +323,7 @@ def test_algorithm1_release_and_budget(data):
     assert Z.shape == (50, 3) and y is None
     with pytest.raises(ValueError, match="basis private"):
         model.transform(X)
-    paper = PCAGauss(3, 0.7, calibration="paper", random_state=0).fit(X)
+    paper = PCAGauss(3, 0.7, noise_scale="paper", random_state=0).fit(X)
     assert paper.sensitivity_["eigenvalues"] == pytest.approx(1.5 * model.sensitivity_["eigenvalues"])
 
 
@@ -328,7 +341,7 @@ def test_supervised_release_and_samples(data):
     W = public_pca(X, 2)
     model = PCAGauss(2, 1.0, mode="supervised", basis=W, mean_fraction=0.2, random_state=1).fit(X, y)
     assert {k: v[0] for k, v in model.budget_.items()} == pytest.approx({"second_moment": 0.8, "mean": 0.2})
-    assert model.sensitivity_["second_moment"] == second_moment_sensitivity(np.ones(3), 300)
+    assert model.sensitivity_["second_moment"] == second_moment_l1_sensitivity((-1.0, 1.0), 300, n_features=3)
     Z, y_syn = model.sample(4000)
     assert Z.shape == (4000, 2) and y_syn.shape == (4000,)
     assert np.all(np.linalg.eigvalsh(model.covariance_) >= -1e-12)
@@ -336,7 +349,7 @@ def test_supervised_release_and_samples(data):
     _, lo, hi = mean_ci(y_syn, 0.999)
     assert lo <= model.mean_[-1] <= hi
     assert model.transform(X).shape == (300, 2)
-    paper = PCAGauss(2, 1.0, mode="supervised", basis=W, calibration="paper").fit(X, y)
+    paper = PCAGauss(2, 1.0, mode="supervised", basis=W, noise_scale="paper").fit(X, y)
     assert paper.sensitivity_["second_moment"] == pytest.approx(13 / 300)  # (K^2 + 4K + 1) a^2 / N
 
 
@@ -347,6 +360,7 @@ def test_gmm_release_and_class_proportions(data):
     spent = {k: v[0] for k, v in model.budget_.items()}
     assert spent == pytest.approx({"counts": 0.1, "sums": 0.2, "second_moments": 1.7})
     assert model.sensitivity_ == gmm_sensitivities(2)
+    assert model.components_.shape == (2, 6) and not hasattr(model, "mean_")
     Z, y_syn = model.sample(3000)
     assert Z.shape == (3000, 2)
     lo, hi = clopper_pearson(int((y_syn == 1).sum()), 3000, 0.999)
@@ -356,7 +370,7 @@ def test_gmm_release_and_class_proportions(data):
 
 def test_gmm_paper_calibration_scales_with_private_class_sizes(data):
     X, c, _ = data
-    model = PCAGauss(2, 1.0, mode="gmm", basis=public_pca(X, 2), n_classes=2, calibration="paper").fit(X, c)
+    model = PCAGauss(2, 1.0, mode="gmm", basis=public_pca(X, 2), n_classes=2, noise_scale="paper").fit(X, c)
     sizes = np.bincount(c)
     np.testing.assert_allclose(model.sensitivity_["class_means"], 4.0 / sizes)
     np.testing.assert_allclose(model.sensitivity_["class_covariances"], 4.0 / sizes)
@@ -378,7 +392,7 @@ def test_gmm_paper_calibration_scales_with_private_class_sizes(data):
         ),
         ({"bounds": (0.0, 0.0)}, "low < high"),
         ({"basis": np.eye(6)[:, :3]}, "n_components=2"),
-        ({"calibration": "published"}, "calibration"),
+        ({"noise_scale": "published"}, "noise_scale"),
     ],
 )
 def test_pcagauss_bad_parameters(data, kwargs, match):
@@ -406,8 +420,8 @@ def test_pcagauss_bad_data(data):
     gmm = PCAGauss(2, 1.0, mode="gmm", basis=W, n_classes=3)
     assert gmm.fit(X, c).class_means_.shape == (3, 2)  # an empty class is released like any other
     with pytest.raises(ValueError, match=r"class\(es\) \[2\] have no records"):
-        gmm.set_params(calibration="paper").fit(X, c)
-    gmm.set_params(calibration="corrected")
+        gmm.set_params(noise_scale="paper").fit(X, c)
+    gmm.set_params(noise_scale="corrected")
     with pytest.raises(ValueError, match="integer class labels"):
         gmm.fit(X, c + 0.5)
     with pytest.raises(ValueError, match="needs labels"):
@@ -416,3 +430,22 @@ def test_pcagauss_bad_data(data):
         PCAGauss(2, 1.0).fit(X).sample(0)
     with pytest.raises(ValueError, match="features"):
         PCAGauss(2, 1.0, basis=W).fit(X).transform(X[:, :5])
+
+
+@pytest.mark.parametrize("noise_scale", ["corrected", "paper"])
+def test_fitted_attributes_are_the_same_in_every_mode(data, noise_scale):
+    X, c, y = data
+    W = public_pca(X, 2)
+    fits = {
+        "same-data PCA": PCAGauss(2, 1.0, noise_scale=noise_scale).fit(X),
+        "fixed basis": PCAGauss(2, 1.0, basis=W, noise_scale=noise_scale).fit(X),
+        "supervised": PCAGauss(2, 1.0, mode="supervised", basis=W, noise_scale=noise_scale).fit(X, y),
+        "gmm": PCAGauss(2, 1.0, mode="gmm", basis=W, n_classes=2, noise_scale=noise_scale).fit(X, c),
+    }
+    gaussian, mixture = ("mean_", "covariance_"), ("class_weights_", "class_means_", "class_covariances_")
+    for name, model in fits.items():
+        for attribute in ("budget_", "sensitivity_", "n_features_in_", "components_"):
+            assert hasattr(model, attribute), (name, attribute)
+        assert (model.components_ is None) == (name == "same-data PCA")
+        released, absent = (mixture, gaussian) if name == "gmm" else (gaussian, mixture)
+        assert all(hasattr(model, a) for a in released) and not any(hasattr(model, a) for a in absent), name

@@ -4,7 +4,7 @@ import pytest
 from dpnb.book.sensitivity_grid import pair_change
 from dpnb.numerics.linalg import triangle
 from dpnb.papers import pca_gauss_worst_cases as wc
-from dpnb.papers.pca_gauss import eigenvalue_sensitivity, gmm_sensitivities, second_moment_sensitivity
+from dpnb.papers.pca_gauss import eigenvalue_sensitivity, gmm_sensitivities, second_moment_l1_sensitivity
 
 
 @pytest.mark.parametrize("n, m, a", [(2, 2, 1.0), (5, 6, 0.5), (10, 16, 2.0)])
@@ -13,7 +13,7 @@ def test_identity_and_second_moment_pairs_attain_propositions_1_and_3(n, m, a):
     second = lambda X: X.T @ X / n
     assert pair_change(second, *wc.vertex_to_origin_pair(n, m, a)) == pytest.approx(m**2 * a**2 / n)
     triu = lambda X: triangle(X.T @ X / n)
-    bound = second_moment_sensitivity(np.full(m, a), n)
+    bound = second_moment_l1_sensitivity((-a, a), n, n_features=m)
     assert pair_change(triu, *wc.vertex_to_origin_pair(n, m, a)) == pytest.approx(bound)
 
 
@@ -60,7 +60,7 @@ def test_independent_basis_augmented_attains_the_triangle_bound(n, m, k):
     full = pair_change(lambda X: wc.independent_basis_augmented(X, k), *pair)
     assert full == pytest.approx((k + 1) ** 2 / n)
     upper = pair_change(lambda X: triangle(wc.independent_basis_augmented(X, k)), *pair)
-    assert upper == pytest.approx(second_moment_sensitivity(np.ones(k + 1), n))
+    assert upper == pytest.approx(second_moment_l1_sensitivity((-1.0, 1.0), n, n_features=k + 1))
 
 
 @pytest.mark.parametrize("n, k, a", [(3, 2, 1.0), (6, 2, 1.0), (20, 4, 0.5)])
@@ -86,7 +86,7 @@ def test_class_move_exceeds_the_per_class_mean_bound():
 @pytest.mark.parametrize("n, k", [(3, 1), (6, 2), (11, 4)])
 def test_joint_pair_attains_the_corrected_algorithm_3(n, k):
     X, Xp = wc.joint_pair(n, k, 0.5)
-    for part, bound in gmm_sensitivities(k, 0.5).items():
+    for part, bound in gmm_sensitivities(k, (-0.5, 0.5)).items():
         assert pair_change(lambda D, part=part: wc.joint_statistics(D, part), X, Xp) == pytest.approx(bound)
 
 

@@ -22,7 +22,7 @@ from dpnb.papers.private_pca import (
     ppca_flat_alignment_mean,
     ppca_flat_alignment_sf,
     second_moment,
-    second_moment_sensitivity,
+    second_moment_l2_sensitivity,
     spike_data,
     synthetic_figure2,
     utility_qf,
@@ -51,8 +51,8 @@ def test_second_moment_sensitivity_attained_by_e1_e2(part):
     Xp = X.copy()
     Xp[0] = np.eye(d)[1]
     diff = triangle(second_moment(X) - second_moment(Xp), part=part)
-    assert np.linalg.norm(diff) == pytest.approx(second_moment_sensitivity(n, part=part))
-    assert second_moment_sensitivity(n, data_norm=2.0, part=part) == pytest.approx(4 * np.sqrt(2) / n)
+    assert np.linalg.norm(diff) == pytest.approx(second_moment_l2_sensitivity(n, part=part))
+    assert second_moment_l2_sensitivity(n, data_norm=2.0, part=part) == pytest.approx(4 * np.sqrt(2) / n)
 
 
 def test_second_moment_sensitivity_bounds_random_pairs():
@@ -66,13 +66,13 @@ def test_second_moment_sensitivity_bounds_random_pairs():
         Xp[0] /= max(np.linalg.norm(Xp[0]), 1)
         for part in ("upper", "full"):
             gap = np.linalg.norm(triangle(second_moment(X) - second_moment(Xp), part=part))
-            assert gap <= second_moment_sensitivity(n, part=part) * (1 + 1e-12)
+            assert gap <= second_moment_l2_sensitivity(n, part=part) * (1 + 1e-12)
 
 
 @pytest.mark.parametrize("eps", [0.1, 1.0, 5.0])
 def test_beta_valid_and_analytic_exact(eps):
     n, d, delta = 500, 8, 1e-5
-    Delta = second_moment_sensitivity(n)
+    Delta = second_moment_l2_sensitivity(n)
     assert gaussian_delta(eps, mod_sulq_beta(d, n, eps, delta), Delta) <= delta
     sigma = mod_sulq_sigma(d, n, eps, delta)
     assert gaussian_delta(eps, sigma, Delta) == pytest.approx(delta, rel=1e-6)
@@ -107,7 +107,7 @@ def test_calibrations_and_seeding():
     a = mod_sulq(X, 2, 0.5, 1e-3, random_state=5)
     b = mod_sulq(X, 2, 0.5, 1e-3, random_state=5)
     np.testing.assert_array_equal(a, b)
-    assert mod_sulq_sigma(5, 400, 0.5, 1e-3, gaussian="classic") > mod_sulq_sigma(5, 400, 0.5, 1e-3)
+    assert mod_sulq_sigma(5, 400, 0.5, 1e-3, calibration="classic") > mod_sulq_sigma(5, 400, 0.5, 1e-3)
     assert mod_sulq_sigma(5, 400, 0.5, 1e-3, "paper") == mod_sulq_beta(5, 400, 0.5, 1e-3)
 
 
@@ -167,8 +167,8 @@ def test_ppca_exact_sampler_matches_gibbs():
 def _estimators():
     return (
         ModSULQ(2, 1.0, 1e-3, random_state=9),
-        ModSULQ(2, 1.0, 1e-3, calibration="paper", random_state=9),
-        ModSULQ(2, 0.5, 1e-3, gaussian="classic", random_state=9),
+        ModSULQ(2, 1.0, 1e-3, noise_scale="paper", random_state=9),
+        ModSULQ(2, 0.5, 1e-3, calibration="classic", random_state=9),
         PPCA(2, 1.0, n_iter=10, random_state=9),
         PPCA(1, 1.0, sampler="exact", random_state=9),
     )
@@ -195,7 +195,7 @@ def test_estimator_contract(est):
 
 def test_estimator_attributes_and_pipeline():
     X = _data()
-    est = ModSULQ(2, 1.0, 1e-3, calibration="paper").fit(X)
+    est = ModSULQ(2, 1.0, 1e-3, noise_scale="paper").fit(X)
     assert est.sigma_ == pytest.approx(mod_sulq_beta(5, 400, 1.0, 1e-3))
     assert est.sensitivity_ == {"second_moment": pytest.approx(np.sqrt(2) / 400)}
     pipe = make_pipeline(PPCA(2, 1.0, n_iter=5, random_state=1), LinearRegression()).fit(X, X[:, 0])
@@ -217,8 +217,9 @@ def test_infinite_epsilon_is_noiseless(est):
         ({"epsilon": "1"}, TypeError),
         ({"delta": 1.5}, ValueError),
         ({"delta": None}, TypeError),
-        ({"calibration": "exact"}, ValueError),
-        ({"gaussian": "x"}, ValueError),
+        ({"noise_scale": "exact"}, ValueError),
+        ({"calibration": "x"}, ValueError),
+        ({"calibration": "corrected"}, ValueError),
         ({"n_components": 2.0}, TypeError),
         ({"random_state": "x"}, TypeError),
     ],
@@ -283,8 +284,9 @@ def test_spike_and_figure2_data():
         (lambda X: mod_sulq(X, 2, 0.0, 1e-3), "epsilon"),
         (lambda X: mod_sulq(X, 2, 1.0, 1.5), "delta"),
         (lambda X: mod_sulq(X, 6, 1.0, 1e-3), "n_components must satisfy"),
-        (lambda X: mod_sulq(X, 2, 1.0, 1e-3, calibration="analytic"), "calibration"),
-        (lambda X: mod_sulq(X, 2, 2.0, 1e-3, gaussian="classic"), "epsilon < 1"),
+        (lambda X: mod_sulq(X, 2, 1.0, 1e-3, noise_scale="analytic"), "noise_scale"),
+        (lambda X: mod_sulq(X, 2, 1.0, 1e-3, calibration="paper"), "calibration must be one of"),
+        (lambda X: mod_sulq(X, 2, 2.0, 1e-3, calibration="classic"), "epsilon < 1"),
         (lambda X: mod_sulq(X, 2, 1.0, 1e-3, n_draws=0), "n_draws"),
         (lambda X: mod_sulq(X * 3, 2, 1.0, 1e-3), "norm"),
         (lambda X: mod_sulq(np.where(X > 0.3, np.nan, X), 2, 1.0, 1e-3), "NaN"),
@@ -295,8 +297,8 @@ def test_spike_and_figure2_data():
         (lambda X: ppca(X, 2, 1.0, data_norm=0.0), "data_norm"),
         (lambda X: ppca(X, 2, 1.0, n_iter=-2), "n_iter"),
         (lambda X: mod_sulq_beta(0, 10, 1.0, 0.1), "n_features"),
-        (lambda X: second_moment_sensitivity(0), "n_samples"),
-        (lambda X: second_moment_sensitivity(10, part="lower"), "part"),
+        (lambda X: second_moment_l2_sensitivity(0), "n_samples"),
+        (lambda X: second_moment_l2_sensitivity(10, part="lower"), "part"),
         (lambda X: ppca_flat_alignment_sf(1.5, 5, 1.0), "rho"),
         (lambda X: ppca_flat_alignment_mean(5, -1.0), "concentration"),
         (lambda X: spike_data(10, 3, 1.0), "share"),

@@ -70,7 +70,7 @@ def test_mle_pair_moves_the_mle_covariance_as_derived(n, p):
 def test_mle_pair_refutes_lemma6_where_derived():
     # sqrt(2p)(n - 1) > n(n + 1) at p = 20, n = 2
     X, X_prime = mle_pair(2, 20)
-    assert np.abs(_mle(X) - _mle(X_prime)).sum() > mle_covariance_sensitivity(20, 2, calibration="paper")
+    assert np.abs(_mle(X) - _mle(X_prime)).sum() > mle_covariance_sensitivity(20, 2, noise_scale="paper")
 
 
 def test_mle_pair_odd_p_pads():

@@ -3,6 +3,7 @@ import pytest
 
 from dpnb.ground.validation import (
     check_array,
+    check_bool,
     check_bounds,
     check_choice,
     check_delta,
@@ -10,6 +11,8 @@ from dpnb.ground.validation import (
     check_fraction,
     check_in_box,
     check_n_components,
+    check_nonnegative,
+    check_per_feature,
     check_positive,
     check_random_state,
     check_row_norms,
@@ -269,3 +272,44 @@ def test_check_data_in_bounds_checks_the_box_and_the_data():
         check_data_in_bounds(X, (-np.inf, np.inf))
     with pytest.raises(ValueError, match="at least 2"):
         check_data_in_bounds(X[:1], (-1.0, 1.0), min_rows=2)
+
+
+def test_check_nonnegative():
+    assert check_nonnegative(0, "sigma") == 0.0 and check_nonnegative(np.float64(2.5), "sigma") == 2.5
+    for bad in (-1e-300, np.inf, np.nan):
+        with pytest.raises(ValueError, match="sigma must be finite and >= 0"):
+            check_nonnegative(bad, "sigma")
+    for bad in ("1", True, None):
+        with pytest.raises(TypeError, match="sigma must be a real number >= 0"):
+            check_nonnegative(bad, "sigma")
+
+
+def test_check_per_feature():
+    assert np.array_equal(check_per_feature(2, 3, "weights"), [2.0, 2.0, 2.0])
+    v = np.array([1.0, 2.0])
+    out = check_per_feature(v, 2, "weights")
+    assert np.array_equal(out, v) and out.dtype == np.float64 and out is not v
+    with pytest.raises(ValueError, match=r"weights must be a scalar or have one entry per feature \(3\)"):
+        check_per_feature([1.0, 2.0], 3, "weights")
+    with pytest.raises(ValueError, match="weights"):
+        check_per_feature([[1.0]], 1, "weights")
+    with pytest.raises(ValueError, match="NaN or infinite"):
+        check_per_feature([1.0, np.nan], 2, "weights")
+    with pytest.raises(TypeError, match="weights"):
+        check_per_feature(["a"], 1, "weights")
+
+
+def test_check_bool():
+    assert check_bool(True, "flag") is True and check_bool(np.bool_(False), "flag") is False
+    for bad in (0, 1, "yes", None):
+        with pytest.raises(TypeError, match="flag must be True or False"):
+            check_bool(bad, "flag")
+
+
+def test_check_bounds_strict_and_not():
+    with pytest.raises(ValueError, match="low < high"):
+        check_bounds((1.0, 1.0))
+    low, high = check_bounds((1.0, [1.0, 2.0]), strict=False)
+    assert np.array_equal(low, [1.0, 1.0]) and np.array_equal(high, [1.0, 2.0])
+    with pytest.raises(ValueError, match="low <= high"):
+        check_bounds((2.0, 1.0), strict=False)

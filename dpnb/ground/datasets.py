@@ -8,8 +8,8 @@ Examples
 --------
 >>> from dpnb.ground import datasets
 >>> mnist = datasets.load_mnist_subset()
->>> X = datasets.scale_to_box(mnist.X, 0.0, 1.0, data_min=0.0, data_max=255.0)  # public pixel range
->>> X = datasets.normalize_rows(X, radius=1.0)
+>>> X = datasets.scale_to_box(mnist.X, mnist.bounds, output_bounds=(0.0, 1.0))  # the declared pixel range
+>>> X = datasets.normalize_rows(X, data_norm=1.0)
 >>> X_train, X_test, y_train, y_test = datasets.train_test_split(mnist, random_state=0)
 """
 
@@ -25,7 +25,14 @@ from pathlib import Path
 
 import numpy as np
 
-from dpnb.ground.validation import check_array, check_bounds, check_choice, check_positive, check_random_state
+from dpnb.ground.validation import (
+    check_array,
+    check_bounds,
+    check_choice,
+    check_fraction,
+    check_positive,
+    check_random_state,
+)
 
 #: Folder holding the ``.npz`` files and ``MANIFEST.json``; loaders read it at call time,
 #: so tests can point it elsewhere.
@@ -60,14 +67,15 @@ class Dataset:
         Provenance and shape, in one paragraph.
     categorical : list of str
         Names of the categorical columns of the raw data (empty if none).
-    domain : tuple of two numpy.ndarray, or None
-        The public domain ``(low, high)`` of every column of ``X``, declared once per dataset in
-        ``data/domains.json`` (from the dataset's documentation where it states ranges, else a
-        convention of this shelf fixed before any analysis; the file says which), never read from
-        the loaded rows. One-hot columns have domain ``[0, 1]``, integer codes ``[0, levels - 1]``.
-        None where no domain is declared: such data can only be scaled with bounds you declare.
-    target_domain : tuple of two numpy.ndarray, or None
-        The public range of each regression target (shape ``(n_targets,)``), or None.
+    bounds : tuple of two numpy.ndarray, or None
+        The public bounds ``(low, high)`` of every column of ``X`` (its domain), declared once per
+        dataset in ``data/domains.json`` (from the dataset's documentation where it states ranges,
+        else a convention of this shelf fixed before any analysis; the file says which), never read
+        from the loaded rows. One-hot columns have bounds ``[0, 1]``, integer codes ``[0, levels - 1]``;
+        ``low == high`` marks a constant column. None where no bounds are declared: such data can only
+        be scaled with bounds you declare.
+    target_bounds : tuple of two numpy.ndarray, or None
+        The public bounds of each regression target (shape ``(n_targets,)``), or None.
     """
 
     name: str
@@ -77,8 +85,8 @@ class Dataset:
     target_name: str | None
     description: str
     categorical: list[str]
-    domain: tuple[np.ndarray, np.ndarray] | None = None
-    target_domain: tuple[np.ndarray, np.ndarray] | None = None
+    bounds: tuple[np.ndarray, np.ndarray] | None = None
+    target_bounds: tuple[np.ndarray, np.ndarray] | None = None
 
     def __post_init__(self):
         if self.X.ndim != 2 or self.X.dtype != np.float64:
@@ -89,12 +97,12 @@ class Dataset:
             )
         if self.y is not None and len(self.y) != len(self.X):
             raise ValueError(f"Dataset.y has {len(self.y)} rows but X has {len(self.X)}")
-        if self.domain is not None:
-            low, high = self.domain
-            if low.shape != (self.X.shape[1],) or high.shape != (self.X.shape[1],) or np.any(low > high):
-                raise ValueError("Dataset.domain must be two arrays (low, high), one entry per column, low <= high")
+        if self.bounds is not None:
+            if any(np.shape(b) != (self.X.shape[1],) for b in self.bounds):
+                raise ValueError("Dataset.bounds must be two arrays (low, high), one entry per column")
+            low, high = check_bounds(self.bounds, self.X.shape[1], name="Dataset.bounds", strict=False)
             if np.any(self.X < low) or np.any(self.X > high):
-                raise ValueError(f"{self.name}: stored values lie outside the declared domain; fix data/domains.json")
+                raise ValueError(f"{self.name}: stored values lie outside the declared bounds; fix data/domains.json")
 
 
 class PrivacyLeakWarning(UserWarning):
@@ -172,8 +180,7 @@ def _load_stored(
 ) -> Dataset:
     """Assemble a :class:`Dataset` from ``DATA_DIR/<name>.npz`` (layout: see ``data/build.py``)."""
     arrays = _read(f"{name}.npz")
-    if split not in _SPLITS:
-        raise ValueError(f"split must be one of {_SPLITS}, got {split!r}")
+    check_choice(split, "split", _SPLITS)
     rows = np.arange(len(arrays["data"]))
     if split != "all":
         rows = rows[arrays["split"] == {"train": 0, "test": 1}[split]]
@@ -207,19 +214,19 @@ def _load_stored(
         target, target_names = target[:, 0], target_names[:1]
     declared = _domains().get(name, {})
     numeric = declared.get("features", {})
-    domain = None
+    bounds = None
     if not include_weight and all(c in numeric for j, c in enumerate(columns) if j not in levels):
-        bounds = []
+        per_column = []
         for j, column in enumerate(columns):
             if j in expand:
-                bounds += [(0.0, 1.0)] * expand[j]
+                per_column += [(0.0, 1.0)] * expand[j]
             else:
-                bounds.append((0.0, len(levels[j]) - 1.0) if j in levels else tuple(numeric[column]))
-        domain = tuple(np.array(b, dtype=float) for b in zip(*bounds))
+                per_column.append((0.0, len(levels[j]) - 1.0) if j in levels else tuple(numeric[column]))
+        bounds = tuple(np.array(b, dtype=float) for b in zip(*per_column))
     targets = declared.get("targets", {})
-    target_domain = None
+    target_bounds = None
     if targets and all(t in targets for t in target_names):
-        target_domain = tuple(np.array(b, dtype=float) for b in zip(*(targets[t] for t in target_names)))
+        target_bounds = tuple(np.array(b, dtype=float) for b in zip(*(targets[t] for t in target_names)))
     return Dataset(
         name=name,
         X=X,
@@ -228,8 +235,8 @@ def _load_stored(
         target_name=", ".join(target_names),
         description=_describe(_DESCRIPTIONS[name], X),
         categorical=[columns[j] for j in levels],
-        domain=domain,
-        target_domain=target_domain,
+        bounds=bounds,
+        target_bounds=target_bounds,
     )
 
 
@@ -450,7 +457,7 @@ def _load_sklearn(name: str, n_samples, random_state, **options) -> Dataset:
         target_name="disease_progression" if name == "diabetes" else "target",
         description=_describe(_DESCRIPTIONS[name], X),
         categorical=[],
-        domain=(np.zeros(X.shape[1]), np.full(X.shape[1], 16.0)) if name == "digits" else None,
+        bounds=(np.zeros(X.shape[1]), np.full(X.shape[1], 16.0)) if name == "digits" else None,
     )
 
 
@@ -545,62 +552,44 @@ def load(name: str, **kwargs) -> Dataset:
 # ----------------------------------------------------------------------------- preprocessing
 
 
-def _per_feature(value, name: str, n_features: int) -> np.ndarray:
-    arr = check_array(value, ndim=None, name=name, finite=False)
-    if not np.all(np.isfinite(arr)):
-        raise ValueError(f"{name} must be finite: declare the public domain of every feature, got {arr}")
-    if arr.ndim == 0:
-        return np.full(n_features, float(arr))
-    if arr.shape != (n_features,):
-        raise ValueError(f"{name} must be a scalar or have one entry per feature ({n_features}), got shape {arr.shape}")
-    return arr
-
-
-def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data_max=None) -> np.ndarray:
-    """Map each feature affinely from its domain ``[data_min, data_max]`` onto ``[low, high]``.
+def scale_to_box(X, bounds=None, *, output_bounds=(-1.0, 1.0)) -> np.ndarray:
+    """Map each feature affinely from its public ``bounds = (low, high)`` onto the cube ``output_bounds``.
 
     Parameters
     ----------
     X : array_like of shape (n_samples, n_features)
         Finite data.
-    low, high : float, default -1.0, 1.0
-        The target box; ``low < high``.
-    data_min, data_max : float or array_like of shape (n_features,), optional
-        The declared public domain of each feature. Values of ``X`` outside it are clipped to it
-        first, so the output always lies in the box (use a dataset's declared ``domain``). If
-        omitted, the column minimum / maximum of ``X`` is used, which **treats the data's own range
-        as public** -- that reads the private data, so a :class:`PrivacyLeakWarning` is issued; a
-        differential-privacy analysis must declare the domain instead.
+    bounds : pair (low, high) of floats or arrays of shape (n_features,), optional
+        The declared public bounds of each feature (use a dataset's declared ``bounds``), with
+        ``low <= high`` (equal for a constant feature). Values of ``X`` outside them are clipped to
+        them first, so the output always lies in the box. If omitted, the column minimum / maximum
+        of ``X`` is used, which **treats the data's own range as public** -- that reads the
+        private data, so a :class:`PrivacyLeakWarning` is issued; a differential-privacy analysis
+        must declare the bounds instead.
+    output_bounds : pair of floats, default (-1.0, 1.0)
+        The target cube ``[low, high]^d``; scalars with ``low < high``.
 
     Returns
     -------
     numpy.ndarray of shape (n_samples, n_features)
-        Float64 values in ``[low, high]``; features whose domain is a single point (constant
+        Float64 values in ``output_bounds``; features whose bounds are a single point (constant
         columns) map to the midpoint ``(low + high) / 2``.
     """
     X = check_array(X, name="X")
-    for value, label in ((low, "low"), (high, "high")):
-        if np.ndim(value) != 0:
-            raise ValueError(f"{label} must be a scalar (the target box is a cube), got shape {np.shape(value)}")
-    low, high = (float(b[0]) for b in check_bounds((low, high), name="the target box (low, high)"))
-    if data_min is None or data_max is None:
+    if not isinstance(output_bounds, (tuple, list)) or any(np.ndim(b) != 0 for b in output_bounds):
+        raise ValueError(f"output_bounds must be a pair of scalars (the target box is a cube), got {output_bounds!r}")
+    low, high = (float(b[0]) for b in check_bounds(output_bounds, name="output_bounds"))
+    if bounds is None:
         warnings.warn(
-            "scale_to_box without data_min/data_max reads the feature ranges from the data, "
-            "which is not differentially private; pass the dataset's declared domain",
+            "scale_to_box without bounds reads the feature ranges from the data, "
+            "which is not differentially private; pass the dataset's declared bounds",
             PrivacyLeakWarning,
             stacklevel=2,
         )
-    lo = X.min(axis=0) if data_min is None else _per_feature(data_min, "data_min", X.shape[1])
-    hi = X.max(axis=0) if data_max is None else _per_feature(data_max, "data_max", X.shape[1])
-    bad = np.flatnonzero(lo > hi)
-    if bad.size:
-        raise ValueError(
-            f"data_min exceeds data_max for feature(s) {bad.tolist()}; declare a domain with data_min <= data_max"
-        )
-    with np.errstate(over="ignore"):
-        span = hi - lo
-    if not np.all(np.isfinite(span)):
-        raise ValueError("data_max - data_min overflows; declare a narrower domain (or rescale the data first)")
+        lo, hi = X.min(axis=0), X.max(axis=0)
+    else:
+        lo, hi = check_bounds(bounds, X.shape[1], strict=False)
+    span = hi - lo
     unit = np.divide(np.clip(X, lo, hi) - lo, span, out=np.full_like(X, 0.5), where=span > 0)
     return np.clip(low + unit * (high - low), low, high)
 
@@ -608,30 +597,30 @@ def scale_to_box(X, low: float = -1.0, high: float = 1.0, *, data_min=None, data
 CLIP_TOLERANCE = 1e-12  # relative: rows this close to the radius are inside the ball (rounding)
 
 
-def normalize_rows(X, radius: float = 1.0, *, mode: str = "clip") -> np.ndarray:
+def normalize_rows(X, data_norm: float = 1.0, *, mode: str = "clip") -> np.ndarray:
     """Bound the L2 norm of every row.
 
     Parameters
     ----------
     X : array_like of shape (n_samples, n_features)
         Finite data.
-    radius : float, default 1.0
-        Target L2 norm, > 0.
+    data_norm : float, default 1.0
+        Target L2 norm bound, > 0.
     mode : {"clip", "sphere"}, default "clip"
-        ``"clip"`` divides each row with norm > ``radius (1 + 1e-12)`` by ``norm / radius`` and leaves
+        ``"clip"`` divides each row with norm > ``data_norm (1 + 1e-12)`` by ``norm / data_norm`` and leaves
         the others unchanged (the tolerance absorbs rounding, so clipping clipped rows changes nothing
         and the output depends on a row only through its clipped value); ``"sphere"`` rescales
-        every row to norm exactly ``radius``; an all-zero row has no direction and becomes
-        ``radius e_1`` (the first coordinate axis, a fixed public choice), so whether the call
+        every row to norm exactly ``data_norm``; an all-zero row has no direction and becomes
+        ``data_norm e_1`` (the first coordinate axis, a fixed public choice), so whether the call
         succeeds never depends on the data.
 
     Returns
     -------
     numpy.ndarray of shape (n_samples, n_features)
-        Float64 rows with norm <= ``radius`` (``== radius`` for ``"sphere"``), up to rounding.
+        Float64 rows with norm <= ``data_norm`` (``== data_norm`` for ``"sphere"``), up to rounding.
     """
     X = check_array(X, name="X")
-    radius = check_positive(radius, "radius")
+    radius = check_positive(data_norm, "data_norm")
     check_choice(mode, "mode", ("clip", "sphere"))
     with np.errstate(over="ignore", under="ignore"):
         norms = np.linalg.norm(X, axis=1)
@@ -688,8 +677,7 @@ def train_test_split(
         raise ValueError(
             f"dataset must be a Dataset returned by a dpnb.ground.datasets loader, got {type(dataset).__name__}"
         )
-    if isinstance(test_size, bool) or not isinstance(test_size, numbers.Real) or not 0 < test_size < 1:
-        raise ValueError(f"test_size must be a fraction strictly between 0 and 1, got {test_size!r}")
+    test_size = check_fraction(test_size, "test_size", low_open=True)
     n = len(dataset.X)
     n_test = math.ceil(test_size * n)
     if not 1 <= n_test < n:

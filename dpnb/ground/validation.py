@@ -47,6 +47,23 @@ def check_positive(value, name: str) -> float:
     return value
 
 
+def check_nonnegative(value, name: str) -> float:
+    """Return ``value`` as a float after checking it is finite and >= 0 (a noise level that may be 0, ...)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number >= 0, got {type(value).__name__}")
+    value = float(value)
+    if not np.isfinite(value) or value < 0:
+        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    return value
+
+
+def check_bool(value, name: str) -> bool:
+    """Return ``value`` after checking it is True or False (TypeError otherwise, e.g. for 0/1 or "yes")."""
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {type(value).__name__} {value!r}")
+    return bool(value)
+
+
 MAX_SAMPLES = 10**9  # the most synthetic records one sample() call draws (8 GB per float64 column)
 
 
@@ -158,7 +175,9 @@ def check_fraction(value, name: str, *, low_open: bool = False, high_open: bool 
     return value
 
 
-def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
+def check_bounds(
+    bounds, n_features: int | None = None, *, name: str = "bounds", strict: bool = True
+) -> tuple[np.ndarray, np.ndarray]:
     """The public box ``bounds = (low, high)`` as two finite float64 vectors with ``low < high``.
 
     Parameters
@@ -167,6 +186,11 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds")
         Scalars or per-feature arrays, declared (never read from the data).
     n_features : int, optional
         Number of features to broadcast to; None keeps the broadcast shape (at least 1-d).
+    name : str
+        Name used in error messages.
+    strict : bool
+        False also accepts ``low == high`` (a declared constant feature), for callers that only
+        describe or rescale data; a sensitivity needs ``strict=True``.
 
     Every sensitivity over a box is a function of ``high - low``, so infinite or NaN bounds, or an
     empty box, are refused here (with advice on declaring them), before any data is read.
@@ -189,13 +213,22 @@ def check_bounds(bounds, n_features: int | None = None, *, name: str = "bounds")
             f"{name} must be finite numbers: declare the public domain of every feature "
             f"(e.g. from the dataset's documented range), got low={low}, high={high}"
         )
-    if np.any(low >= high):
-        raise ValueError(f"{name} must satisfy low < high in every feature, got low={low}, high={high}")
+    if np.any(low >= high if strict else low > high):
+        relation = "<" if strict else "<="
+        raise ValueError(f"{name} must satisfy low {relation} high in every feature, got low={low}, high={high}")
     with np.errstate(over="ignore"):
         width = high - low
     if not np.all(np.isfinite(width)):
         raise ValueError(f"{name} are too wide: high - low overflows; rescale the data to a smaller public box")
     return low, high
+
+
+def check_per_feature(value, n_features: int, name: str) -> np.ndarray:
+    """A finite scalar or vector of one entry per feature, returned as a float64 vector of length ``n_features``."""
+    v = check_array(value, ndim=None, name=name)
+    if v.ndim > 1 or (v.ndim == 1 and v.size != n_features):
+        raise ValueError(f"{name} must be a scalar or have one entry per feature ({n_features}), got shape {v.shape}")
+    return np.broadcast_to(v, (n_features,)).astype(np.float64)
 
 
 def check_sensitivity(value, name: str = "bounds") -> float:
@@ -252,8 +285,8 @@ def check_n_components(k, d: int, name: str = "n_components") -> int:
     return k
 
 
-def check_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
-    """Raise unless every entry of ``X`` lies in ``[low, high]`` (broadcast per column)."""
+def check_in_box(X, low, high, /, *, name: str = "X") -> np.ndarray:
+    """Raise unless every entry of ``X`` lies in ``[low, high]`` (broadcast per column; the bounds pair, positional)."""
     X = check_array(X, ndim=None, name=name)
     low, high = check_bounds((low, high))
     if np.any(X < low) or np.any(X > high):
@@ -264,7 +297,7 @@ def check_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
     return X
 
 
-def check_matrix_in_box(X, low, high, *, name: str = "X") -> np.ndarray:
+def check_matrix_in_box(X, low, high, /, *, name: str = "X") -> np.ndarray:
     """Raise unless every entry of the float64 matrix ``X`` lies in ``[low[j], high[j]]`` (column ``j``).
 
     The same check as :func:`check_in_box` for validated bounds (``low``, ``high``: float64 vectors
@@ -294,14 +327,14 @@ def check_data_in_bounds(X, bounds, *, name: str = "X", min_rows: int = 1) -> tu
     return check_matrix_in_box(X, low, high, name=name), low, high
 
 
-def check_row_norms(X, radius: float, *, name: str = "X", tol: float = 1e-9) -> np.ndarray:
-    """Raise unless every row of ``X`` has L2 norm <= ``radius``."""
+def check_row_norms(X, data_norm: float, *, name: str = "X", tol: float = 1e-9) -> np.ndarray:
+    """Raise unless every row of ``X`` has L2 norm <= ``data_norm``."""
     X = check_array(X, ndim=2, name=name)
-    radius = check_positive(radius, "radius")
+    data_norm = check_positive(data_norm, "data_norm")
     norms = np.linalg.norm(X, axis=1)
-    if np.any(norms > radius * (1 + tol)):
+    if np.any(norms > data_norm * (1 + tol)):
         raise ValueError(
-            f"{name} has rows with L2 norm up to {norms.max():.6g} > declared radius {radius:.6g}; "
+            f"{name} has rows with L2 norm up to {norms.max():.6g} > declared data_norm {data_norm:.6g}; "
             "normalise or clip rows (dpnb.ground.datasets.normalize_rows) before calling"
         )
     return X

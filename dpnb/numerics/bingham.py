@@ -50,7 +50,14 @@ from scipy.linalg import eigh, solve_triangular
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
 from threadpoolctl import threadpool_limits
 
-from dpnb.ground.validation import check_array, check_integer, check_n_components, check_random_state, check_square
+from dpnb.ground.validation import (
+    check_array,
+    check_choice,
+    check_integer,
+    check_n_components,
+    check_random_state,
+    check_square,
+)
 from dpnb.numerics.linalg import haar_stiefel
 
 _MAX_REJECTION_ROUNDS = 10_000
@@ -321,8 +328,7 @@ def bingham_gibbs(
     k = check_n_components(k, d - 1, "k")
     n_chains = check_integer(n_chains, "n_chains")
     n_iter = check_integer(n_iter, "n_iter", minimum=0)
-    if column not in COLUMN_UPDATES:
-        raise ValueError(f"column must be one of {COLUMN_UPDATES}, got {column!r}")
+    check_choice(column, "column", COLUMN_UPDATES)
     rng = check_random_state(random_state)
     if initial is None:
         V = haar_stiefel(d, k, n_chains, random_state=rng)

@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import scipy.linalg
 
-from dpnb.ground.validation import check_array, check_integer, check_n_components, check_random_state, check_square
+from dpnb.ground.validation import (
+    check_array,
+    check_choice,
+    check_integer,
+    check_n_components,
+    check_random_state,
+    check_square,
+)
+
+PARTS = ("upper", "full")  # the entries of a symmetric matrix that noise is drawn on (see triangle)
 
 
 def symmetrize_upper(A) -> np.ndarray:
@@ -39,11 +48,9 @@ def triangle(A, part: str = "upper") -> np.ndarray:
     A = check_array(A, ndim=None, name="A")
     if A.ndim < 2 or A.shape[-1] != A.shape[-2]:
         raise ValueError(f"A must be a square matrix or a stack of them, got shape {A.shape}")
-    if part == "full":
+    if check_choice(part, "part", PARTS) == "full":
         return A.reshape(*A.shape[:-2], -1)
-    if part == "upper":
-        return A[..., *np.triu_indices(A.shape[-1])]
-    raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+    return A[..., *np.triu_indices(A.shape[-1])]
 
 
 def haar_stiefel(n_features: int, n_components: int, size: int | None = None, *, random_state=None) -> np.ndarray:

@@ -11,13 +11,11 @@ import numbers
 import numpy as np
 from scipy import stats as _st
 
-from dpnb.ground.validation import check_array
+from dpnb.ground.validation import check_array, check_fraction
 
 
 def _check_confidence(confidence: float) -> float:
-    if not isinstance(confidence, numbers.Real) or not (0.0 < float(confidence) < 1.0):
-        raise ValueError(f"confidence must lie in (0, 1), e.g. 0.95, got {confidence!r}")
-    return float(confidence)
+    return check_fraction(confidence, "confidence", low_open=True)
 
 
 def mean_ci(samples, confidence: float = 0.95) -> tuple[float, float, float]:

@@ -11,11 +11,11 @@ Because ``R`` does not depend on the data, the release conditioned on ``R`` is a
 mechanism on the query ``X -> X R``; only its L2 sensitivity depends on what "neighbouring"
 means:
 
-* ``"attribute"`` (the paper's Definition 1 and Theorem 2): one attribute ``j`` of one record
+* ``"change-attribute"`` (the paper's Definition 1 and Theorem 2): one attribute ``j`` of one record
   changes inside its range ``[low_j, high_j]``. The released matrix changes in one row by
   ``(x'_aj - x_aj) R_j``, so the sensitivity is ``max_j w_j ||R_j||_2`` with ``w = high - low``
   (``theta_2(R)`` of Definition 3 for binary data).
-* ``"record"`` (the usual replace-one-row notion): a whole record changes inside the box. The
+* ``"replace-row"`` (the usual replace-one-row notion): a whole record changes inside the box. The
   change is ``v R`` with ``|v_j| <= w_j``; its maximum ``||diag(w) R||_{inf->2}`` is attained at a
   sign vector and is hard to compute exactly, so the mechanism calibrates to the certified upper
   bound of :func:`record_sensitivity` (a weighted Cauchy-Schwarz certificate whose optimum is the
@@ -42,24 +42,28 @@ from sklearn.utils.validation import check_is_fitted
 from dpnb.ground.validation import (
     check_array,
     check_bounds,
+    check_choice,
     check_data_in_bounds,
     check_delta,
     check_epsilon,
+    check_fraction,
     check_in_box,
     check_integer,
     check_n_components,
+    check_nonnegative,
+    check_per_feature,
     check_positive,
     check_random_state,
     check_release_range,
     check_sensitivity,
 )
 from dpnb.privacy import exact_noise
+from dpnb.privacy.audit import check_neighbours
 from dpnb.privacy.estimator import PrivateEstimator
-from dpnb.privacy.mechanisms import gaussian_sigma
+from dpnb.privacy.mechanisms import CALIBRATIONS, gaussian_sigma
 
-NEIGHBORS = ("attribute", "record")
-CALIBRATIONS = ("corrected", "paper", "lemma4")
-GAUSSIAN_CALIBRATIONS = ("analytic", "classic")
+NEIGHBOURS = ("change-attribute", "replace-row")  # the notions of dpnb.privacy.audit.NEIGHBOURS DPPro calibrates to
+NOISE_SCALES = ("corrected", "paper", "lemma4")  # DPPro's noise_scale values
 
 
 # --------------------------------------------------------------------------------------
@@ -104,17 +108,17 @@ def project_and_perturb(X, projection, sigma, *, random_state=None) -> np.ndarra
     R = _check_projection(projection)
     if X.shape[1] != R.shape[0]:
         raise ValueError(f"X has {X.shape[1]} columns but the projection has {R.shape[0]} rows; they must match")
-    return _release(X, R, _check_sigma(sigma), check_random_state(random_state))
+    return _release(X, R, check_nonnegative(sigma, "sigma"), check_random_state(random_state))
 
 
 # --------------------------------------------------------------------------------------
 # Sensitivities of X -> X R
 # --------------------------------------------------------------------------------------
-def attribute_sensitivity(projection, width=1.0, groups=()) -> float:
+def attribute_sensitivity(projection, bounds=(0.0, 1.0), groups=()) -> float:
     """L2 sensitivity of ``X -> X R`` when one attribute of one record changes (Definition 3, Theorem 2).
 
     For attributes stored in one column this is ``max_j w_j ||R_j||_2``, where ``R_j`` is row
-    ``j`` of ``R`` and ``w_j`` the range of attribute ``j``; for binary data (``w = 1``) it is
+    ``j`` of ``R`` and ``w_j = high_j - low_j`` the range of attribute ``j``; for binary data (``w = 1``) it is
     the paper's ``theta_2(R)``. A categorical attribute one-hot encoded in the columns ``G``
     changes from level ``a`` to level ``b`` by moving the row by ``e_b - e_a``, so it contributes
     ``max_{a != b in G} ||R_a - R_b||_2`` (and ``||R_a||_2``, for an all-zero missing level);
@@ -124,20 +128,21 @@ def attribute_sensitivity(projection, width=1.0, groups=()) -> float:
     Parameters
     ----------
     projection : array_like, shape (d, k)
-    width : float or array_like of shape (d,)
-        ``high - low`` of each attribute, > 0 (columns inside ``groups`` must have width 1).
+    bounds : pair (low, high)
+        Public bounds of every attribute, scalars or arrays of shape ``(d,)``
+        (:func:`dpnb.ground.validation.check_bounds`); columns inside ``groups`` must have range 1.
     groups : sequence of sequences of int
         Disjoint column index sets, each the one-hot block of one categorical attribute.
     """
     R = _check_projection(projection)
-    w = _check_width(width, R.shape[0])
+    w = _widths(bounds, R.shape[0])
     groups = _check_groups(groups, R.shape[0])
     norms = w * np.linalg.norm(R, axis=1)
     grouped = np.zeros(R.shape[0], dtype=bool)
     best = 0.0
     for g in groups:
         if np.any(w[g] != 1):
-            raise ValueError("one-hot columns in groups must have range [0, 1] (width 1)")
+            raise ValueError("one-hot columns in groups must have bounds with high - low = 1 (e.g. [0, 1])")
         grouped[g] = True
         Rg = R[g]
         sq = np.sum(Rg**2, axis=1)
@@ -148,10 +153,10 @@ def attribute_sensitivity(projection, width=1.0, groups=()) -> float:
     return best
 
 
-def record_sensitivity(projection, width=1.0, weights=None) -> float:
+def record_sensitivity(projection, bounds=(0.0, 1.0), weights=None) -> float:
     """Certified upper bound on the L2 sensitivity of ``X -> X R`` when one whole record changes.
 
-    The change of the released row is ``v R`` with ``|v_j| <= w_j``. For any positive weights
+    The change of the released row is ``v R`` with ``|v_j| <= w_j = high_j - low_j``. For any positive weights
     ``y`` (one per attribute), Cauchy-Schwarz with ``Y = diag(y)`` gives, for every such ``v``,
 
         ``||v R||^2 = ||(v Y^{1/2}) (Y^{-1/2} R)||^2 <= (sum_j y_j w_j^2) * lambda_max(R^T Y^{-1} R)``,
@@ -166,8 +171,8 @@ def record_sensitivity(projection, width=1.0, weights=None) -> float:
     Parameters
     ----------
     projection : array_like, shape (d, k)
-    width : float or array_like of shape (d,)
-        ``high - low`` of each attribute, > 0.
+    bounds : pair (low, high)
+        Public bounds of every attribute, scalars or arrays of shape ``(d,)``.
     weights : array_like of shape (d,), optional
         The weights ``y`` (> 0); default: :func:`record_sensitivity_weights`, and the result is
         then also capped by the spectral bound.
@@ -179,17 +184,17 @@ def record_sensitivity(projection, width=1.0, weights=None) -> float:
         lower bound.
     """
     R = _check_projection(projection)
-    w = _check_width(width, R.shape[0])
+    w = _widths(bounds, R.shape[0])
     if weights is None:
         spectral = float(np.linalg.norm(w) * np.linalg.norm(R, 2))
-        return min(spectral, record_sensitivity(R, w, record_sensitivity_weights(R, w)))
-    y = _per_attribute(weights, R.shape[0], "weights")
+        return min(spectral, record_sensitivity(R, bounds, record_sensitivity_weights(R, bounds)))
+    y = check_per_feature(weights, R.shape[0], "weights")
     if np.any(y <= 0):
         raise ValueError("weights must be > 0 for every attribute")
     return float(np.sqrt(np.sum(y * w**2) * np.linalg.eigvalsh((R.T / y) @ R)[-1]))
 
 
-def record_sensitivity_weights(projection, width=1.0, *, smoothing=(1e-2, 1e-3, 1e-4), max_iter=200) -> np.ndarray:
+def record_sensitivity_weights(projection, bounds=(0.0, 1.0), *, smoothing=(1e-2, 1e-3, 1e-4), max_iter=200):
     """Weights ``y`` that make the bound of :func:`record_sensitivity` small.
 
     Minimises ``log(sum_j y_j w_j^2) + log lambda_max(R^T diag(1/y) R)`` over ``y = exp(u)`` with
@@ -201,7 +206,8 @@ def record_sensitivity_weights(projection, width=1.0, *, smoothing=(1e-2, 1e-3, 
     Parameters
     ----------
     projection : array_like, shape (d, k)
-    width : float or array_like of shape (d,)
+    bounds : pair (low, high)
+        Public bounds of every attribute, scalars or arrays of shape ``(d,)``.
     smoothing : sequence of float
         Successive relative temperatures, each > 0.
     max_iter : int
@@ -212,7 +218,7 @@ def record_sensitivity_weights(projection, width=1.0, *, smoothing=(1e-2, 1e-3, 
     ndarray of shape (d,)
     """
     R = _check_projection(projection)
-    w = _check_width(width, R.shape[0])
+    w = _widths(bounds, R.shape[0])
     max_iter = check_integer(max_iter, "max_iter")
     norms = np.linalg.norm(R, axis=1)
     if np.any(norms == 0):
@@ -238,7 +244,7 @@ def record_sensitivity_weights(projection, width=1.0, *, smoothing=(1e-2, 1e-3, 
     return np.exp(u)
 
 
-def worst_record_change(projection, width=1.0, *, n_starts=10, random_state=None):
+def worst_record_change(projection, bounds=(0.0, 1.0), *, n_starts=10, random_state=None):
     """A record change ``v`` (``|v_j| <= w_j``) with large ``||v R||_2``: a lower bound on the sensitivity.
 
     ``max_v ||v R||`` is a convex maximisation, attained at a vertex ``v = s * w`` with
@@ -249,7 +255,8 @@ def worst_record_change(projection, width=1.0, *, n_starts=10, random_state=None
     Parameters
     ----------
     projection : array_like, shape (d, k)
-    width : float or array_like of shape (d,)
+    bounds : pair (low, high)
+        Public bounds of every attribute, scalars or arrays of shape ``(d,)``; ``w = high - low``.
     n_starts : int
         Number of starting directions, >= 1.
     random_state : None, int, SeedSequence or Generator
@@ -263,7 +270,7 @@ def worst_record_change(projection, width=1.0, *, n_starts=10, random_state=None
         ``||v R||_2``.
     """
     R = _check_projection(projection)
-    w = _check_width(width, R.shape[0])
+    w = _widths(bounds, R.shape[0])
     n_starts = check_integer(n_starts, "n_starts")
     rng = check_random_state(random_state)
     WR = w[:, None] * R
@@ -306,23 +313,27 @@ def theorem2_sigma(sensitivity, epsilon, delta) -> float:
     return sensitivity * np.sqrt(2 * (np.log(1 / (2 * delta)) + epsilon)) / epsilon
 
 
-def lemma4_sigma(epsilon, delta, width=1.0) -> float:
+def lemma4_sigma(epsilon, delta, bounds=(0.0, 1.0)) -> float:
     """Lemma 4: the projection-independent noise level ``sigma = 4 w sqrt(ln(1/delta)) / epsilon``.
 
     Valid (for the attribute neighbour) when ``epsilon < ln(1/delta)`` and ``k`` is at least
     :func:`lemma4_min_components`: then ``theta_2(R) <= 2`` except with probability ``delta / 2``
-    over ``R`` and Theorem 2 at ``delta / 2`` applies. ``width`` scales the sensitivity for
-    attributes of range ``w`` (the paper assumes binary data, ``w = 1``). ``epsilon = inf`` gives 0.
+    over ``R`` and Theorem 2 at ``delta / 2`` applies. ``bounds = (low, high)`` are the public
+    bounds of the attributes, which must share one range ``w = high - low``; ``w`` scales the
+    sensitivity (the paper assumes binary data, ``w = 1``). ``epsilon = inf`` gives 0.
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
-    width = check_positive(width, "width")
+    widths = _widths(bounds, None)
+    if np.ptp(widths) > 0:
+        raise ValueError(f"Lemma 4 needs one common attribute range high - low, got {widths}; use another noise_scale")
+    width = float(widths[0])
     if np.isinf(epsilon):
         return 0.0
     if epsilon >= np.log(1 / delta):
         raise ValueError(
             f"Lemma 4 needs epsilon < ln(1/delta) = {np.log(1 / delta):.4g}, got {epsilon}; "
-            "use a smaller epsilon or delta, or another calibration"
+            "use a smaller epsilon or delta, or another noise_scale"
         )
     return 4 * width * np.sqrt(np.log(1 / delta)) / epsilon
 
@@ -433,8 +444,7 @@ def theta2_quantile(q, n_features, n_components) -> float:
 
     The inverse of :func:`theta2_survival` in ``t``.
     """
-    if isinstance(q, bool) or not isinstance(q, numbers.Real) or not 0 < q < 1:
-        raise ValueError(f"q must be a probability in (0, 1), got {q!r}")
+    q = check_fraction(q, "q", low_open=True)
     d = check_integer(n_features, "n_features")
     k = check_integer(n_components, "n_components")
     return float(np.sqrt(stats.chi2.ppf(q ** (1 / d), k) / k))
@@ -464,7 +474,7 @@ def squared_distance_estimate(P, sigma, pairs=None):
     ndarray of shape (n, n), or (m,) when ``pairs`` is given.
     """
     P = check_array(P, name="P")
-    sigma = _check_sigma(sigma)
+    sigma = check_nonnegative(sigma, "sigma")
     bias = 2 * P.shape[1] * sigma**2
     if pairs is None:
         sq = np.sum(P**2, axis=1)
@@ -553,35 +563,36 @@ class DPPro(TransformerMixin, PrivateEstimator):
     epsilon : float
         Privacy budget, > 0; ``numpy.inf`` releases ``X R`` without noise (the non-private limit).
     delta : float
-        In (0, 1); ``calibration="paper"`` needs ``delta < 1/2``.
-    neighbor : {"attribute", "record"}
-        ``"attribute"``: neighbours differ in one attribute of one record (the paper's
-        Definition 1 and Theorem 2); ``"record"``: in one whole record (certified upper bound
-        of :func:`record_sensitivity`). See the module docstring.
-    calibration : {"corrected", "paper", "lemma4"}
+        In (0, 1); ``noise_scale="paper"`` needs ``delta < 1/2``.
+    neighbours : {"change-attribute", "replace-row"}
+        ``"change-attribute"``: neighbours differ in one attribute of one record (the paper's
+        Definition 1 and Theorem 2); ``"replace-row"``: in one whole record (certified upper bound
+        of :func:`record_sensitivity`). Names of :data:`dpnb.privacy.audit.NEIGHBOURS`; see the
+        module docstring.
+    noise_scale : {"corrected", "paper", "lemma4"}
         ``"corrected"``: the smallest sigma by the exact Gaussian privacy curve (or the classic
-        formula, see ``gaussian``); ``"paper"``: Theorem 2's
+        formula, see ``calibration``); ``"paper"``: Theorem 2's
         ``sigma = Delta sqrt(2 (ln(1/(2 delta)) + epsilon)) / epsilon`` (valid, 1.2-4x larger);
         ``"lemma4"``: the paper's projection-independent ``sigma = 4 w sqrt(ln(1/delta)) / epsilon``
         (attribute neighbour on single columns of one common range only, needs
         ``epsilon < ln(1/delta)`` and ``n_components >= lemma4_min_components(d, delta)``; its
         guarantee holds over the draw of ``R``).
-    gaussian : {"analytic", "classic"}
-        The Gaussian calibration used by ``calibration="corrected"``: ``"analytic"`` (Balle &
+    calibration : {"analytic", "classic"}
+        The Gaussian calibration used by ``noise_scale="corrected"``: ``"analytic"`` (Balle &
         Wang 2018) or ``"classic"`` (Dwork & Roth, refused for ``epsilon >= 1``).
     bounds : tuple (low, high)
         Public bounds of every attribute, scalars or arrays of shape ``(d,)``. Rows outside them
         are rejected with ValueError (never clipped).
     attribute_groups : sequence of sequences of int
-        One-hot column blocks, one per categorical attribute, for ``neighbor="attribute"``:
+        One-hot column blocks, one per categorical attribute, for ``neighbours="change-attribute"``:
         changing such an attribute moves two columns at once (see :func:`attribute_sensitivity`).
         Rows that are not one-hot inside a declared block are rejected.
     noise : {"float", "exact"}
         ``"float"`` (default): numpy's floating-point Gaussian noise at sigma (its set of possible
         outputs depends on the data, Mironov 2012). ``"exact"``: exact discrete Gaussian noise on a
         grid ``2^-j`` (:func:`dpnb.privacy.exact_noise.grid_gaussian_release_sigma`), the grid rounding
-        accounted for; with ``calibration="corrected"`` sigma then comes from the zCDP bound
-        (:func:`dpnb.privacy.exact_noise.zcdp_sigma`, ``gaussian`` no longer applies), so the release is
+        accounted for; with ``noise_scale="corrected"`` sigma then comes from the zCDP bound
+        (:func:`dpnb.privacy.exact_noise.zcdp_sigma`, ``calibration`` no longer applies), so the release is
         (epsilon, delta)-DP as stated; with ``"paper"`` or ``"lemma4"`` it keeps the zCDP
         ``rho = Delta^2 / (2 sigma^2)`` of the continuous Gaussian at the paper's sigma.
     random_state : None, int, SeedSequence or Generator
@@ -592,12 +603,11 @@ class DPPro(TransformerMixin, PrivateEstimator):
 
     Attributes
     ----------
-    projection_ : ndarray, shape (n_features, n_components)
-        The released projection matrix ``R``.
     components_ : ndarray, shape (n_components, n_features)
-        ``R^T`` (scikit-learn's layout).
+        ``R^T``: the released projection matrix in scikit-learn's layout (rows are components, as
+        in :class:`sklearn.decomposition.PCA`); ``R`` itself is ``components_.T``.
     sensitivity_ : dict
-        ``{"projection": Delta}``: the L2 sensitivity of ``X -> X R`` under ``neighbor``. With
+        ``{"projection": Delta}``: the L2 sensitivity of ``X -> X R`` under ``neighbours``. With
         ``"lemma4"`` it is reported but not used: that sigma does not depend on ``R``.
     budget_ : dict
         ``{"projection": (epsilon, delta)}``: the release is one Gaussian mechanism.
@@ -615,9 +625,9 @@ class DPPro(TransformerMixin, PrivateEstimator):
         epsilon=1.0,
         delta=1e-5,
         *,
-        neighbor="attribute",
-        calibration="corrected",
-        gaussian="analytic",
+        neighbours="change-attribute",
+        noise_scale="corrected",
+        calibration="analytic",
         bounds=(0.0, 1.0),
         attribute_groups=(),
         noise="float",
@@ -626,9 +636,9 @@ class DPPro(TransformerMixin, PrivateEstimator):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
-        self.neighbor = neighbor
+        self.neighbours = neighbours
+        self.noise_scale = noise_scale
         self.calibration = calibration
-        self.gaussian = gaussian
         self.bounds = bounds
         self.attribute_groups = attribute_groups
         self.noise = noise
@@ -637,15 +647,9 @@ class DPPro(TransformerMixin, PrivateEstimator):
     def fit(self, X, y=None):
         """Draw ``R``, calibrate sigma and release ``P = X R + phi`` (stored as ``embedding_``); ``y`` is ignored."""
         epsilon, delta = self._check_privacy()
-        for name, value, allowed in (
-            ("neighbor", self.neighbor, NEIGHBORS),
-            ("calibration", self.calibration, CALIBRATIONS),
-            ("gaussian", self.gaussian, GAUSSIAN_CALIBRATIONS),
-        ):
-            if not isinstance(value, str):
-                raise TypeError(f"{name} must be a string, one of {allowed}, got {type(value).__name__}")
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+        check_neighbours(self.neighbours, NEIGHBOURS)
+        check_choice(self.noise_scale, "noise_scale", NOISE_SCALES)
+        check_choice(self.calibration, "calibration", CALIBRATIONS)
         noise = exact_noise.check_noise(self.noise)
         X, low, high = check_data_in_bounds(X, self.bounds)
         d = X.shape[1]
@@ -659,32 +663,31 @@ class DPPro(TransformerMixin, PrivateEstimator):
                     f"columns {g.tolist()} are declared one-hot but some rows are not 0/1 "
                     "with at most one 1; fix the encoding or the attribute_groups"
                 )
-        if self.calibration == "lemma4":
-            _check_lemma4(self.neighbor, width, groups, k, d, delta)
+        if self.noise_scale == "lemma4":
+            _check_lemma4(self.neighbours, width, groups, k, d, delta)
         rng = self._make_rng()
         R = gaussian_projection(d, k, random_state=rng)
-        if self.neighbor == "attribute":
-            sensitivity = attribute_sensitivity(R, width, groups)
+        if self.neighbours == "change-attribute":
+            sensitivity = attribute_sensitivity(R, (low, high), groups)
         else:
-            sensitivity = record_sensitivity(R, width)
+            sensitivity = record_sensitivity(R, (low, high))
         # public worst case of |X R| over the box: the release must stay finite (never read from X)
         with np.errstate(over="ignore"):  # an overflow gives inf, refused next
             magnitude = float((np.maximum(np.abs(low), np.abs(high)) @ np.abs(R)).max())
         check_release_range(magnitude, check_sensitivity(sensitivity))
-        if self.calibration == "paper":
+        if self.noise_scale == "paper":
             sigma = theorem2_sigma(sensitivity, epsilon, delta)
-        elif self.calibration == "lemma4":
-            sigma = lemma4_sigma(epsilon, delta, float(width[0]))
+        elif self.noise_scale == "lemma4":
+            sigma = lemma4_sigma(epsilon, delta, (low, high))
         elif noise == "exact":
             sigma = exact_noise.zcdp_sigma(sensitivity, epsilon, delta)
         else:
-            sigma = gaussian_sigma(sensitivity, epsilon, delta, self.gaussian)
+            sigma = gaussian_sigma(sensitivity, epsilon, delta, self.calibration)
         check_release_range(magnitude, sigma)
         if noise == "exact":
             embedding, sigma = exact_noise.grid_gaussian_release_sigma(X @ R, sensitivity, sigma, rng)
         else:
             embedding = _release(X, R, float(sigma), rng)
-        self.projection_ = R
         self.components_ = R.T
         self.sensitivity_ = {"projection": float(sensitivity)}
         self.budget_ = {"projection": (epsilon, delta)}
@@ -703,12 +706,12 @@ class DPPro(TransformerMixin, PrivateEstimator):
         This is not a private release of ``X``; the private output of DPPro is ``embedding_``
         (the training data's ``P``). Rows must lie inside ``bounds``.
         """
-        check_is_fitted(self, "projection_")
+        check_is_fitted(self, "components_")
         X = check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but DPPro was fitted on {self.n_features_in_}")
         low, high = check_bounds(self.bounds, self.n_features_in_)
-        return check_in_box(X, low, high) @ self.projection_
+        return check_in_box(X, low, high) @ self.components_.T
 
     def estimate_squared_distances(self, pairs=None):
         """Algorithm 2 on the released matrix (see :func:`squared_distance_estimate`)."""
@@ -744,19 +747,10 @@ def _check_projection(projection) -> np.ndarray:
     return R
 
 
-def _per_attribute(value, d, name) -> np.ndarray:
-    """A scalar or a length-``d`` vector, returned as a float vector of length ``d``."""
-    v = check_array(value, ndim=None, name=name)
-    if v.ndim > 1 or (v.ndim == 1 and v.size != d):
-        raise ValueError(f"{name} must be a scalar or have one entry per attribute ({d}), got shape {v.shape}")
-    return np.broadcast_to(v, (d,)).astype(float)
-
-
-def _check_width(width, d) -> np.ndarray:
-    w = _per_attribute(width, d, "width")
-    if np.any(w <= 0):
-        raise ValueError("width (high - low) must be > 0 for every attribute")
-    return w
+def _widths(bounds, d) -> np.ndarray:
+    """``high - low`` of the public ``bounds`` (:func:`dpnb.ground.validation.check_bounds`), one per attribute."""
+    low, high = check_bounds(bounds, d)
+    return high - low
 
 
 def _check_groups(groups, d) -> list[np.ndarray]:
@@ -785,25 +779,16 @@ def _check_components(n_components):
     return k
 
 
-def _check_sigma(sigma) -> float:
-    """A noise standard deviation: a finite real number >= 0 (0 = no noise)."""
-    if isinstance(sigma, bool) or not isinstance(sigma, numbers.Real):
-        raise TypeError(f"sigma must be a real number >= 0, got {type(sigma).__name__}")
-    if not np.isfinite(sigma) or sigma < 0:
-        raise ValueError(f"sigma must be finite and >= 0, got {sigma!r}")
-    return float(sigma)
-
-
-def _check_lemma4(neighbor, width, groups, k, d, delta):
-    """Refuse ``calibration="lemma4"`` outside the setting Lemma 4 covers."""
-    if neighbor != "attribute" or np.ptp(width) > 0 or groups:
+def _check_lemma4(neighbours, width, groups, k, d, delta):
+    """Refuse ``noise_scale="lemma4"`` outside the setting Lemma 4 covers."""
+    if neighbours != "change-attribute" or np.ptp(width) > 0 or groups:
         raise ValueError(
-            "calibration='lemma4' covers only neighbor='attribute' on single columns with one common "
+            "noise_scale='lemma4' covers only neighbours='change-attribute' on single columns with one common "
             "attribute range; use 'corrected' or 'paper'"
         )
     k_min = lemma4_min_components(d, delta)
     if k < k_min:
         raise ValueError(
-            f"calibration='lemma4' needs n_components >= {k_min} for d={d}, "
+            f"noise_scale='lemma4' needs n_components >= {k_min} for d={d}, "
             f"delta={delta}; increase n_components or use 'corrected'"
         )

@@ -43,16 +43,14 @@ import math
 import numpy as np
 from scipy.optimize import brentq
 
-from dpnb.ground.validation import check_epsilon, check_integer, check_positive, check_square
+from dpnb.ground.validation import check_choice, check_epsilon, check_integer, check_positive, check_square
 from dpnb.papers.library_samplers import RULES, _nodes, _stacked_log_density, log_density, sphere_quadrature
 
 LIBRARIES = ("diffprivlib", "opendp")
 
 
 def _check_library(library) -> str:
-    if library not in LIBRARIES:
-        raise ValueError(f"library must be one of {LIBRARIES}, got {library!r}")
-    return library
+    return check_choice(library, "library", LIBRARIES)
 
 
 def _check_rule(rule) -> str:
@@ -242,7 +240,7 @@ def release_loss_query(epsilon, library: str, *, d: int = 3, rule: str = "librar
     diffprivlib's truncated law): the eigenvalue part's sup over ``y`` picks the side of each
     coordinate, i.e. a sign. The reverse direction is the same maximum with ``-t``, so
     ``||q(X) - q(X')||_inf`` is the loss. Takes ``(n, d)`` or a stack ``(m, n, d)``
-    (``search_sensitivity(..., batched=True)``).
+    (:func:`dpnb.privacy.audit.search_sensitivity_batched`).
     """
     d = check_integer(d, "d", minimum=2)
     budget = release_budgets(epsilon, library, d)

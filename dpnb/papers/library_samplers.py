@@ -37,7 +37,6 @@ densities.
 from __future__ import annotations
 
 import functools
-import numbers
 from collections.abc import Callable
 from unittest import mock
 
@@ -45,7 +44,9 @@ import numpy as np
 
 from dpnb.ground.streams import sklearn_seed
 from dpnb.ground.validation import (
+    check_choice,
     check_epsilon,
+    check_fraction,
     check_integer,
     check_positive,
     check_random_state,
@@ -72,11 +73,7 @@ def _check_symmetric(C, name: str) -> np.ndarray:
 
 
 def _check_rule(rule) -> str:
-    if not isinstance(rule, str):
-        raise TypeError(f"rule must be one of {RULES}, got {type(rule).__name__}")
-    if rule not in RULES:
-        raise ValueError(f"rule must be one of {RULES} ('kgm' = Kent et al., 'library' = the libraries'), got {rule!r}")
-    return rule
+    return check_choice(rule, "rule", RULES)  # "kgm": Kent et al.; "library": the libraries' rule
 
 
 def bingham_parameter(C, epsilon, sensitivity=1.0) -> np.ndarray:
@@ -454,7 +451,7 @@ def log_density_query(epsilon, *, d: int = 3, sensitivity=1.0, rule: str = "kgm"
     With ``norm="inf"`` the searched "sensitivity" of this query is the privacy loss over the
     nodes, so the search looks for the neighbouring datasets (rows in the unit ball) that
     maximise it. The query also takes a stack of datasets, shape ``(m, n, d)``, and returns shape
-    ``(m, P)`` (``search_sensitivity(..., batched=True)``); its values are those of
+    ``(m, P)`` (:func:`dpnb.privacy.audit.search_sensitivity_batched`); its values are those of
     :func:`log_density` at the nodes.
     """
     epsilon = check_epsilon(epsilon, allow_infinite=False)
@@ -508,8 +505,7 @@ def compare_sampler(
         raise TypeError(f"sampler must be callable C -> unit vector(s), got {type(sampler).__name__}")
     C = _check_symmetric(C, "C")
     n_draws = check_integer(n_draws, "n_draws", minimum=2)
-    if isinstance(confidence, bool) or not isinstance(confidence, numbers.Real):
-        raise TypeError(f"confidence must be a real number in (0, 1), got {type(confidence).__name__}")
+    confidence = check_fraction(confidence, "confidence", low_open=True)
     d = C.shape[0]
     draws, collected = [], 0
     while collected < n_draws:

@@ -29,7 +29,7 @@ import math
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from dpnb.ground.validation import MAX_SAMPLES, check_array, check_bounds, check_integer
+from dpnb.ground.validation import MAX_SAMPLES, check_array, check_bounds, check_delta, check_epsilon, check_integer
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, integer_gaussian_noise
 
@@ -37,8 +37,13 @@ HISTOGRAM_L2 = math.sqrt(2.0)  # replace one record: one count -1, another +1
 HISTOGRAM_L1 = 2.0
 
 
-def zcdp_rho(epsilon: float, delta: float) -> float:
-    """The ``rho`` whose zCDP guarantee converts to exactly ``(epsilon, delta)``-DP (Bun & Steinke 2016, Prop. 1.3)."""
+def bun_steinke_rho(epsilon: float, delta: float) -> float:
+    """The ``rho`` whose zCDP guarantee converts to exactly ``(epsilon, delta)``-DP (Bun & Steinke 2016, Prop. 1.3).
+
+    A closed-form, sufficient conversion; :func:`dpnb.privacy.exact_noise.zcdp_rho` is the tight one
+    (the largest ``rho`` whose exact privacy curve meets ``delta``), used by the exact Gaussian noise.
+    """
+    epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if math.isinf(epsilon):
         return math.inf
     log_term = math.log(1.0 / delta)
@@ -147,7 +152,7 @@ class MST(PrivateEstimator):
         n, d = X.shape
         if d < 2:
             raise ValueError("MST needs at least two columns")
-        rho = zcdp_rho(epsilon, delta) / 3
+        rho = bun_steinke_rho(epsilon, delta) / 3
         if rho == 0:
             raise ValueError(
                 f"epsilon={epsilon!r} is too small: the zCDP budget rho underflows to 0; pass a larger epsilon"

@@ -8,10 +8,10 @@ except for Analyze-Gauss, which is Gaussian ((epsilon, delta)-DP). The paper's s
 records (``n_samples``), ``M`` features (``n_features``), ``K`` components (``n_components``).
 
 What is implemented, and where it departs from the paper (each departure is derived and
-audited in ``notebooks/pca_gauss.md``); ``calibration="paper"`` switches to the paper's
+audited in ``notebooks/pca_gauss.md``); ``noise_scale="paper"`` switches to the paper's
 (reconstructed) values where they differ:
 
-* :func:`second_moment_sensitivity` -- Proposition 3 for the second-moment matrix
+* :func:`second_moment_l1_sensitivity` -- Proposition 3 for the second-moment matrix
   ``(1/N) X^T X``, for per-coordinate bounds, for the upper triangle that symmetric noise
   needs (``((sum c)^2 + sum c^2) / (2N)``) or for the full matrix (``(sum c)^2 / N``).
 * :func:`eigenvalue_sensitivity` -- Theorem 4 (Algorithm 1): when the PCA basis comes from the
@@ -50,7 +50,7 @@ from dpnb.ground.validation import (
     check_row_norms,
     check_sensitivity,
 )
-from dpnb.numerics.linalg import gaussian_draws, project_psd, top_eigenvectors
+from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import (
@@ -60,7 +60,7 @@ from dpnb.privacy.mechanisms import (
 )
 
 MODES = ("unsupervised", "supervised", "gmm")
-CALIBRATIONS = ("corrected", "paper")
+NOISE_SCALES = ("corrected", "paper")  # PCA-Gauss's noise_scale values
 
 
 # --------------------------------------------------------------------------------------
@@ -90,68 +90,72 @@ def _check_range(magnitude, sensitivity, epsilon) -> None:
     check_release_range(magnitude, scale)
 
 
-def _check_calibration(calibration) -> str:
-    return check_choice(calibration, "calibration", CALIBRATIONS)
+def _check_noise_scale(noise_scale) -> str:
+    return check_choice(noise_scale, "noise_scale", NOISE_SCALES)
 
 
 # --------------------------------------------------------------------------------------
 # Sensitivities
 # --------------------------------------------------------------------------------------
-def second_moment_sensitivity(coordinate_bound, n_samples, *, part: str = "upper") -> float:
-    """L1 sensitivity of ``(1/N) sum_i x_i x_i^T`` when ``|x_j| <= c_j`` (Proposition 3, corrected form).
+def second_moment_l1_sensitivity(bounds, n_samples, *, n_features=None, part: str = "upper") -> float:
+    """L1 sensitivity of ``(1/N) sum_i x_i x_i^T`` for rows in the box ``bounds`` (Proposition 3, corrected form).
+
+    Replace-one neighbours; the rows' coordinates satisfy ``|x_j| <= c_j = max(|low_j|, |high_j|)``
+    (:func:`coordinate_bounds`). Not to be confused with
+    :func:`dpnb.papers.private_pca.second_moment_l2_sensitivity` (L2, rows in a ball).
 
     Parameters
     ----------
-    coordinate_bound : array_like of shape (M,)
-        Public bound ``c_j > 0`` on each coordinate of a row (:func:`coordinate_bounds`).
+    bounds : pair (low, high)
+        Public box of the rows, scalars or arrays of shape ``(M,)`` (the cube ``[-a, a]^M`` is
+        ``(-a, a)`` with ``n_features=M``).
     n_samples : int
         ``N``, public (bounded, replace-one neighbours).
+    n_features : int, optional
+        ``M``, needed when ``bounds`` are scalars.
     part : {"upper", "full"}
         ``"upper"``: the upper triangle incl. the diagonal, ``((sum c)^2 + sum c^2) / (2N)`` -- what
         symmetric noise needs. ``"full"``: the whole matrix, ``(sum c)^2 / N`` (for ``c_j = a`` the
         paper's ``M^2 a^2 / N``). Both are attained by ``x = c``, ``x' = 0``.
     """
-    c = check_array(coordinate_bound, ndim=1, name="coordinate_bound")
-    if np.any(c <= 0):
-        raise ValueError("coordinate_bound must be > 0 in every coordinate")
+    c = coordinate_bounds(bounds, n_features)
     n = check_integer(n_samples, "n_samples")
     s1, s2 = c.sum(), (c**2).sum()
-    if part == "upper":
+    if check_choice(part, "part", PARTS) == "upper":
         return check_sensitivity((s1**2 + s2) / (2 * n))
-    if part == "full":
-        return check_sensitivity(s1**2 / n)
-    raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+    return check_sensitivity(s1**2 / n)
 
 
 def eigenvalue_sensitivity(
-    n_components, n_samples, bounds=(-1.0, 1.0), *, n_features=None, calibration: str = "corrected"
+    n_components, n_samples, bounds=(-1.0, 1.0), *, n_features=None, noise_scale: str = "corrected"
 ) -> float:
     """L1 sensitivity of the top-``K`` eigenvalues of ``(1/(N M)) X^T X`` (Theorem 4).
 
     These are the diagonal of Algorithm 1's PCA-induced covariance after the rescaling of
     Lemma 1. With ``a^2 = mean_j c_j^2`` (``a`` itself for the cube ``[-a, a]^M``), Weyl bounds
     each eigenvalue change by ``a^2 / N`` and Lidskii bounds their sum by the nuclear norm
-    ``(|x|^2 + |x'|^2) / (N M) <= 2 a^2 / N``: ``"corrected"`` gives ``min(K, 2) a^2 / N``,
+    ``(|x|^2 + |x'|^2) / (N M) <= 2 a^2 / N``: ``noise_scale="corrected"`` gives ``min(K, 2) a^2 / N``,
     ``"paper"`` the (valid, looser) reconstructed ``K a^2 / N``.
     """
     k = check_integer(n_components, "n_components")
     n = check_integer(n_samples, "n_samples")
     a2 = float(np.mean(coordinate_bounds(bounds, n_features) ** 2))
-    factor = min(k, 2) if _check_calibration(calibration) == "corrected" else k
+    factor = min(k, 2) if _check_noise_scale(noise_scale) == "corrected" else k
     return check_sensitivity(factor * a2 / n)
 
 
-def gmm_sensitivities(n_components, bound=1.0) -> dict:
+def gmm_sensitivities(n_components, bounds=(-1.0, 1.0)) -> dict:
     """L1 sensitivities of the joint per-class statistics released by corrected Algorithm 3.
 
-    For rows ``z`` in ``[-a, a]^K`` with a class label, replacing one record (features and label
+    For rows ``z`` in the box ``bounds`` (``a = max |bound|``; the reduced features of
+    :func:`reduce_features` lie in ``[-a, a]^K``) with a class label, replacing one record (features and label
     may both change) moves: the class-count vector by at most 2; the stacked class sums by at
     most ``2 K a``; the stacked upper triangles of the class second-moment sums by at most
     ``K (K + 1) a^2`` (a record that changes class removes one triangle and adds another).
     None of them depends on the private class sizes.
     """
     k = check_integer(n_components, "n_components")
-    a = check_positive(bound, "bound")
+    a = float(coordinate_bounds(bounds).max())
     second = check_sensitivity(k * (k + 1) * a**2)
     return {"counts": 2.0, "sums": check_sensitivity(2.0 * k * a), "second_moments": second}
 
@@ -192,7 +196,7 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None, 
 
     Steps: ``C = X^T X / N`` (Eq. 2, data assumed centred about the public origin), symmetric
     Laplace noise with the upper-triangle sensitivity (``M (M + 1) a^2 / (2 N)`` for the cube,
-    :func:`second_moment_sensitivity`), then the top-``K`` eigenvectors, not singular vectors (the paper says "SVD";
+    :func:`second_moment_l1_sensitivity`), then the top-``K`` eigenvectors, not singular vectors (the paper says "SVD";
     singular vectors of a noisy indefinite matrix can pick a large negative eigenvalue instead).
     epsilon-DP; ``epsilon=inf`` gives the exact PCA. Rows outside the box are rejected; bounds so
     wide (or epsilon so small) that the noisy matrix could overflow, or so narrow that the
@@ -211,7 +215,7 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None, 
     n, m = X.shape
     k = check_n_components(n_components, m)
     c = coordinate_bounds((low, high))
-    sens = second_moment_sensitivity(c, n)
+    sens = second_moment_l1_sensitivity((low, high), n)
     _check_range(c.max() ** 2, sens, check_epsilon(epsilon))  # entries of X^T X / N are at most max c_j^2
     noisy = symmetric_laplace_mechanism(X.T @ X / n, sens, epsilon, random_state=random_state, noise=noise)
     return top_eigenvectors(noisy, k)[1]
@@ -224,8 +228,8 @@ def analyze_gauss_pca(
     delta,
     *,
     data_norm=1.0,
-    calibration="corrected",
-    gaussian="analytic",
+    noise_scale="corrected",
+    calibration="analytic",
     random_state=None,
     noise="float",
 ) -> np.ndarray:
@@ -233,14 +237,14 @@ def analyze_gauss_pca(
 
     Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise). Under replace-one
     neighbours the upper triangle of ``x x^T - x' x'^T`` has L2 norm at most ``sqrt(2) r^2``
-    (attained by two orthogonal rows of norm ``r``): ``calibration="corrected"``. Dwork et al.'s
-    ``r^2`` (their add/remove-one value) is ``calibration="paper"``. ``gaussian`` selects the
+    (attained by two orthogonal rows of norm ``r``): ``noise_scale="corrected"``. Dwork et al.'s
+    ``r^2`` (their add/remove-one value) is ``noise_scale="paper"``. ``calibration`` selects the
     Gaussian calibration, ``"analytic"`` or ``"classic"`` (refused for epsilon >= 1).
     (epsilon, delta)-DP.
 
     ``noise="float"`` (default): numpy's floating-point Gaussian noise; ``noise="exact"``: exact
     discrete Gaussian noise on a grid (:func:`dpnb.privacy.mechanisms.symmetric_gaussian_mechanism`), whose
-    sigma comes from the zCDP bound, so ``gaussian`` no longer applies.
+    sigma comes from the zCDP bound, so ``calibration`` no longer applies.
 
     Returns
     -------
@@ -249,9 +253,9 @@ def analyze_gauss_pca(
     r = check_positive(data_norm, "data_norm")
     X = check_row_norms(check_array(X, name="X"), r)
     k = check_n_components(n_components, X.shape[1])
-    factor = np.sqrt(2.0) if _check_calibration(calibration) == "corrected" else 1.0
+    factor = np.sqrt(2.0) if _check_noise_scale(noise_scale) == "corrected" else 1.0
     noisy = symmetric_gaussian_mechanism(
-        X.T @ X, factor * r**2, epsilon, delta, calibration=gaussian, random_state=random_state, noise=noise
+        X.T @ X, factor * r**2, epsilon, delta, calibration=calibration, random_state=random_state, noise=noise
     )
     return top_eigenvectors(noisy, k)[1]
 
@@ -324,8 +328,8 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         about the public origin), 0.1 for "gmm" (the paper's split). Must be 0 for Algorithm 1
         with a data-derived basis (a mean in a data-dependent basis has no O(1/N) sensitivity).
     count_fraction : float
-        Share of ``epsilon`` spent on the class counts ("gmm", corrected calibration only).
-    calibration : {"corrected", "paper"}
+        Share of ``epsilon`` spent on the class counts ("gmm", ``noise_scale="corrected"`` only).
+    noise_scale : {"corrected", "paper"}
         ``"corrected"``: the sensitivities derived in the notebook (Algorithm 1 ``min(K, 2) a^2/N``,
         Algorithm 2 the upper-triangle Proposition 3, Algorithm 3 the joint release).
         ``"paper"``: the paper's reconstructed values (Algorithm 1 ``K a^2 / N``, Algorithm 2
@@ -339,18 +343,23 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
 
     Attributes
     ----------
+    Every mode sets ``budget_``, ``sensitivity_``, ``n_features_in_`` and ``components_``; the
+    released model is ``mean_, covariance_`` (a Gaussian: "unsupervised", "supervised") or
+    ``class_weights_, class_means_, class_covariances_`` (a mixture: "gmm"), never both.
+
     budget_ : dict
         Statistic -> ``(epsilon_i, 0.0)``; they add up to ``(epsilon, 0)``.
     sensitivity_ : dict
         Statistic -> the L1 sensitivity its Laplace noise used.
     n_features_in_ : int
-    components_ : ndarray of shape (K, M)
-        The public basis (transposed); only with ``basis`` given.
-    mean_, covariance_ : ndarray
-        The private model ("unsupervised"/"supervised"; for "supervised" the label is the last
-        coordinate).
-    class_weights_, class_means_, class_covariances_ : ndarray
-        The private mixture ("gmm").
+    components_ : ndarray of shape (K, M), or None
+        The public basis (transposed); None for Algorithm 1 with a data-derived basis, which
+        stays private.
+    mean_, covariance_ : ndarray of shape (K,) and (K, K); (K + 1,) and (K + 1, K + 1) for "supervised"
+        The private Gaussian ("unsupervised"/"supervised"; for "supervised" the label is the last
+        coordinate). Not set for "gmm".
+    class_weights_, class_means_, class_covariances_ : ndarray of shape (C,), (C, K), (C, K, K)
+        The private mixture ("gmm" only).
     """
 
     def __init__(
@@ -365,7 +374,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         n_classes=None,
         mean_fraction=None,
         count_fraction=0.05,
-        calibration="corrected",
+        noise_scale="corrected",
         noise="float",
         random_state=None,
     ):
@@ -378,7 +387,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         self.n_classes = n_classes
         self.mean_fraction = mean_fraction
         self.count_fraction = count_fraction
-        self.calibration = calibration
+        self.noise_scale = noise_scale
         self.noise = noise
         self.random_state = random_state
 
@@ -386,14 +395,17 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     def fit(self, X, y=None):
         """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self.
 
-        "unsupervised" accepts and ignores ``y``.
+        "unsupervised" accepts and ignores ``y``. One private method per path: Algorithm 1 with
+        the data's own PCA (:meth:`_fit_same_data_pca`) or a given basis (:meth:`_fit_fixed_basis`),
+        Algorithm 2 (:meth:`_fit_supervised`), Algorithm 3 (:meth:`_fit_gmm`, or
+        :meth:`_fit_gmm_paper` for ``noise_scale="paper"``).
         """
         epsilon = self._check_privacy(needs_delta=False)[0]
         settings = self._check_settings()
         X, low, high = check_data_in_bounds(X, self.bounds, min_rows=2)
         n, m = X.shape
         k = check_n_components(self.n_components, m)
-        state = {"n_features_in_": m, "_bound": float(coordinate_bounds((low, high)).max())}
+        state = {"n_features_in_": m, "components_": None, "_bound": float(coordinate_bounds((low, high)).max())}
         if self.basis is not None:
             W = _check_basis(self.basis, m, k)
             state.update(components_=W.T, _scale=feature_scale(W, (low, high)))
@@ -403,13 +415,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if self.mode == "unsupervised" and self.basis is None:
             self._fit_same_data_pca(state, X, k, epsilon, (low, high))
         elif self.mode == "unsupervised":
-            reduced = _reduced_moments(X, W / state["_scale"])
-            self._fit_gaussian(state, reduced, n, np.full(k, state["_bound"]), epsilon, settings["mean"])
+            self._fit_fixed_basis(state, X, W, epsilon, settings["mean"])
         elif self.mode == "supervised":
-            bounds = np.append(np.full(k, state["_bound"]), float(self.label_bound))
-            Z = np.column_stack([X @ W / state["_scale"], y])
-            self._fit_gaussian(state, (Z.T @ Z / n, Z.mean(axis=0)), n, bounds, epsilon, settings["mean"])
-        elif self.calibration == "corrected":
+            self._fit_supervised(state, X, W, y, epsilon, settings["mean"])
+        elif self.noise_scale == "corrected":
             self._fit_gmm(state, X @ W / state["_scale"], y, epsilon, settings)
         else:
             self._fit_gmm_paper(state, X @ W / state["_scale"], y, epsilon, settings["mean"])
@@ -419,7 +428,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     def _check_settings(self) -> dict:
         """Validate the non-privacy parameters; returns the resolved budget fractions."""
         check_choice(self.mode, "mode", MODES)
-        _check_calibration(self.calibration)
+        _check_noise_scale(self.noise_scale)
         check_noise(self.noise)
         check_integer(self.n_components, "n_components")
         check_positive(self.label_bound, "label_bound")
@@ -438,7 +447,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         default_mean = 0.1 if self.mode == "gmm" else 0.0
         mean = check_fraction(default_mean if self.mean_fraction is None else self.mean_fraction, "mean_fraction")
         count = check_fraction(self.count_fraction, "count_fraction")
-        counted = self.mode == "gmm" and self.calibration == "corrected"
+        counted = self.mode == "gmm" and self.noise_scale == "corrected"
         if mean + (count if counted else 0.0) >= 1:
             raise ValueError("mean_fraction + count_fraction must be < 1 so the covariance gets some budget")
         if self.mode == "gmm" and (mean == 0 or (counted and count == 0)):
@@ -451,9 +460,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         return {"mean": mean, "count": count}
 
     def _fit_same_data_pca(self, state, X, k, epsilon, bounds):
+        """Algorithm 1 proper: the noisy top-``k`` eigenvalues of the data's own PCA (Theorem 4), basis kept private."""
         n, m = X.shape
         eigenvalues = pca_spectrum(X)[:k]
-        sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, calibration=self.calibration)
+        sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, noise_scale=self.noise_scale)
         _check_range(state["_bound"] ** 2, sens, epsilon)  # eigenvalues of X^T X / (N M) are at most max c_j^2
         noisy = np.atleast_1d(
             laplace_mechanism(eigenvalues, sens, epsilon, random_state=state["_rng"], noise=self.noise)
@@ -463,32 +473,49 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         state["mean_"] = np.zeros(k)
         state["covariance_"] = np.diag(np.maximum(noisy, 0.0))
 
-    def _fit_gaussian(self, state, moments, n, bounds, epsilon, mean_fraction):
-        """Algorithms 1 (fixed basis) and 2: Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of Z)``."""
+    def _fit_fixed_basis(self, state, X, W, epsilon, mean_fraction):
+        """Algorithm 1 with an independently derived basis: a Gaussian in the reduced coordinates ``X W / s``."""
+        k = W.shape[1]
+        reduced = _reduced_moments(X, W / state["_scale"])
+        self._fit_gaussian(state, reduced, X.shape[0], np.full(k, state["_bound"]), epsilon, mean_fraction)
+
+    def _fit_supervised(self, state, X, W, y, epsilon, mean_fraction):
+        """Algorithm 2: a Gaussian of the reduced features with the label as the last coordinate."""
+        n, k = X.shape[0], W.shape[1]
+        c = np.append(np.full(k, state["_bound"]), float(self.label_bound))
+        Z = np.column_stack([X @ W / state["_scale"], y])
+        self._fit_gaussian(state, (Z.T @ Z / n, Z.mean(axis=0)), n, c, epsilon, mean_fraction)
+
+    def _fit_gaussian(self, state, moments, n, c, epsilon, mean_fraction):
+        """Algorithms 1 (fixed basis) and 2: Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of Z)``.
+
+        ``c`` are the coordinate bounds ``|z_j| <= c_j`` of the reduced rows (label included).
+        """
         second_moment, mean_z = moments
         k = second_moment.shape[0] - (self.mode == "supervised")
         fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
         state["budget_"] = split_budget(epsilon, 0.0, fractions)
-        if self.calibration == "paper" and self.mode == "supervised":
+        if self.noise_scale == "paper" and self.mode == "supervised":
             sens_cov = (k**2 + 4 * k + 1) * state["_bound"] ** 2 / n  # Theorem 5 (reconstructed), b = a
         else:
-            sens_cov = second_moment_sensitivity(bounds, n, part="upper" if self.calibration == "corrected" else "full")
-        _check_range(bounds.max() ** 2, sens_cov, state["budget_"]["second_moment"][0])
+            part = "upper" if self.noise_scale == "corrected" else "full"
+            sens_cov = second_moment_l1_sensitivity((-c, c), n, part=part)
+        _check_range(c.max() ** 2, sens_cov, state["budget_"]["second_moment"][0])
         if mean_fraction:
-            _check_range(bounds.max(), 2.0 * bounds.sum() / n, state["budget_"]["mean"][0])
+            _check_range(c.max(), 2.0 * c.sum() / n, state["budget_"]["mean"][0])
         second = symmetric_laplace_mechanism(
             second_moment, sens_cov, state["budget_"]["second_moment"][0], random_state=state["_rng"], noise=self.noise
         )
         state["sensitivity_"] = {"second_moment": sens_cov}
         mean = np.zeros(second_moment.shape[0])
         if mean_fraction:
-            sens_mean = 2.0 * bounds.sum() / n
+            sens_mean = 2.0 * c.sum() / n
             mean = np.clip(
                 laplace_mechanism(
                     mean_z, sens_mean, state["budget_"]["mean"][0], random_state=state["_rng"], noise=self.noise
                 ),
-                -bounds,
-                bounds,
+                -c,
+                c,
             )
             state["sensitivity_"]["mean"] = sens_mean
         state["mean_"] = mean
@@ -496,7 +523,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
 
     def _fit_gmm(self, state, Z, y, epsilon, fractions):
         k, c = Z.shape[1], self.n_classes
-        sens = gmm_sensitivities(k, state["_bound"])
+        sens = gmm_sensitivities(k, (-state["_bound"], state["_bound"]))
         state["budget_"] = split_budget(
             epsilon,
             0.0,
@@ -583,7 +610,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     def transform(self, X):
         """Features of ``X`` in the release's coordinates (``X W / s``, Lemma 1); needs a public basis."""
         check_is_fitted(self, "budget_")
-        if self.basis is None:
+        if self.components_ is None:
             raise ValueError(
                 "Algorithm 1 with a data-derived basis keeps the basis private; transform needs an independent basis"
             )
@@ -627,10 +654,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             raise ValueError(f"y must hold integer class labels in [0, n_classes={self.n_classes})")
         y = y.astype(int)
         empty = np.setdiff1d(np.arange(self.n_classes), y)
-        if empty.size and self.calibration == "paper":
+        if empty.size and self.noise_scale == "paper":
             # Theorem 6 as stated divides by the private class sizes: not DP, and this refusal
             # reveals that a class is empty. The corrected release handles empty classes.
-            raise ValueError(f"class(es) {empty.tolist()} have no records; calibration='paper' needs every class")
+            raise ValueError(f"class(es) {empty.tolist()} have no records; noise_scale='paper' needs every class")
         return y
 
 

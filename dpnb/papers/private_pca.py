@@ -8,10 +8,10 @@ subspace); the estimators store it as ``components_`` of shape ``(n_components, 
 
 * **MOD-SULQ** (Algorithm 1, Theorem 1): top-``k`` eigenvectors of ``A + N``, ``N``
   symmetric with i.i.d. ``N(0, sigma^2)`` entries on and above the diagonal. ``sigma`` is the
-  paper's ``beta`` (``calibration="paper"``) or the Gaussian mechanism calibrated to the L2
-  sensitivity ``sqrt(2) / n`` of the upper triangle of ``A`` (``calibration="corrected"``,
-  derived in the notebook), with the exact (``gaussian="analytic"``, Balle & Wang 2018) or the
-  classic calibration.
+  paper's ``beta`` (``noise_scale="paper"``) or the Gaussian mechanism calibrated to the L2
+  sensitivity ``sqrt(2) / n`` of the upper triangle of ``A`` (``noise_scale="corrected"``,
+  derived in the notebook), with the exact (``calibration="analytic"``, Balle & Wang 2018) or the
+  classic Gaussian calibration.
 * **PPCA** (Algorithm 2, Theorem 2): the exponential mechanism with utility
   ``n q_F(V) = n tr(V^T A V)`` (sensitivity 1), i.e. a draw from the matrix Bingham
   distribution with parameter ``(n epsilon / 2) A`` (eq. (8)), sampled with Hoff's Gibbs
@@ -34,22 +34,23 @@ from threadpoolctl import threadpool_limits
 from dpnb.ground.datasets import normalize_rows
 from dpnb.ground.validation import (
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_integer,
     check_n_components,
+    check_nonnegative,
     check_positive,
     check_random_state,
     check_row_norms,
 )
 from dpnb.numerics.bingham import bingham_gibbs, vector_bingham_exact
-from dpnb.numerics.linalg import symmetrize_upper
+from dpnb.numerics.linalg import PARTS, symmetrize_upper
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
-from dpnb.privacy.mechanisms import gaussian_sigma
+from dpnb.privacy.mechanisms import CALIBRATIONS, gaussian_sigma
 
-CALIBRATIONS = ("corrected", "paper")
-GAUSSIAN_CALIBRATIONS = ("analytic", "classic")
+NOISE_SCALES = ("corrected", "paper")  # MOD-SULQ's noise_scale values
 SAMPLERS = ("gibbs", "exact")
 
 
@@ -118,8 +119,11 @@ def mod_sulq_beta(n_features: int, n_samples: int, epsilon, delta) -> float:
     return float((d + 1) / (n * epsilon) * t + 1 / (n * np.sqrt(epsilon)))
 
 
-def second_moment_sensitivity(n_samples: int, data_norm: float = 1.0, *, part: str = "upper") -> float:
+def second_moment_l2_sensitivity(n_samples: int, data_norm: float = 1.0, *, part: str = "upper") -> float:
     """L2 sensitivity of ``A = X^T X / n`` under replacement of one row of norm <= ``data_norm``.
+
+    Not to be confused with :func:`dpnb.papers.pca_gauss.second_moment_l1_sensitivity` (L1, rows
+    in a box).
 
     ``part="upper"``: the vector of the ``d (d+1) / 2`` entries on and above the diagonal (what
     MOD-SULQ perturbs); ``part="full"``: all ``d^2`` entries (the original SULQ). Both equal
@@ -127,31 +131,28 @@ def second_moment_sensitivity(n_samples: int, data_norm: float = 1.0, *, part: s
     notebook: ``n^2 ||u(Delta)||^2 = (F + G) / 2`` with ``F, G <= 2``, and the full norm is ``sqrt F``).
     """
     n = check_integer(n_samples, "n_samples")
-    if part not in ("upper", "full"):
-        raise ValueError(f"part must be 'upper' or 'full', got {part!r}")
+    check_choice(part, "part", PARTS)
     return float(np.sqrt(2.0) * check_positive(data_norm, "data_norm") ** 2 / n)
 
 
 def mod_sulq_sigma(
-    n_features: int, n_samples: int, epsilon, delta, calibration: str = "corrected", gaussian: str = "analytic"
+    n_features: int, n_samples: int, epsilon, delta, noise_scale: str = "corrected", calibration: str = "analytic"
 ) -> float:
     """Noise standard deviation of MOD-SULQ on the scale ``||x|| <= 1``.
 
-    ``calibration="paper"``: :func:`mod_sulq_beta`; ``"corrected"``: the Gaussian mechanism for
-    the L2 sensitivity ``sqrt(2)/n`` of the upper triangle, calibrated by ``gaussian``
+    ``noise_scale="paper"``: :func:`mod_sulq_beta`; ``"corrected"``: the Gaussian mechanism for
+    the L2 sensitivity ``sqrt(2)/n`` of the upper triangle, with the Gaussian ``calibration``
     (``"analytic"``, exact for every epsilon; ``"classic"``, epsilon < 1 only).
     """
-    if calibration not in CALIBRATIONS:
-        raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
-    if gaussian not in GAUSSIAN_CALIBRATIONS:
-        raise ValueError(f"gaussian must be one of {GAUSSIAN_CALIBRATIONS}, got {gaussian!r}")
-    if calibration == "paper":
+    check_choice(noise_scale, "noise_scale", NOISE_SCALES)
+    check_choice(calibration, "calibration", CALIBRATIONS)
+    if noise_scale == "paper":
         return mod_sulq_beta(n_features, n_samples, epsilon, delta)
     check_integer(n_features, "n_features")
     if np.isinf(check_epsilon(epsilon)):
         check_delta(delta)
         return 0.0
-    return gaussian_sigma(second_moment_sensitivity(n_samples), epsilon, delta, gaussian)
+    return gaussian_sigma(second_moment_l2_sensitivity(n_samples), epsilon, delta, calibration)
 
 
 def mod_sulq(
@@ -160,8 +161,8 @@ def mod_sulq(
     epsilon,
     delta,
     *,
-    calibration: str = "corrected",
-    gaussian: str = "analytic",
+    noise_scale: str = "corrected",
+    calibration: str = "analytic",
     data_norm: float = 1.0,
     n_draws: int = 1,
     random_state=None,
@@ -169,7 +170,7 @@ def mod_sulq(
 ) -> np.ndarray:
     """MOD-SULQ (Algorithm 1): ``n_draws`` independent releases, shape ``(n_draws, d, n_components)``.
 
-    Each draw is one (epsilon, delta)-DP release (Theorem 1 for ``calibration="paper"``);
+    Each draw is one (epsilon, delta)-DP release (Theorem 1 for ``noise_scale="paper"``);
     releasing several draws of the same data composes. Negative eigenvalues of ``A + N`` are
     harmless: only its eigenvectors are released (no PSD projection is needed because nothing
     is sampled from it).
@@ -177,18 +178,18 @@ def mod_sulq(
     ``noise="float"`` (default): numpy's floating-point Gaussian noise. ``noise="exact"``: the upper
     triangle of ``A`` is released with exact discrete Gaussian noise on a grid
     (:func:`dpnb.privacy.exact_noise.grid_gaussian_release_sigma`, the grid rounding accounted for) and
-    mirrored; with ``calibration="corrected"`` sigma then comes from the zCDP bound
-    (:func:`mod_sulq_noise_sigma`; ``gaussian`` no longer applies), so each draw is
+    mirrored; with ``noise_scale="corrected"`` sigma then comes from the zCDP bound
+    (:func:`mod_sulq_noise_sigma`; ``calibration`` no longer applies), so each draw is
     (epsilon, delta)-DP as stated; with ``"paper"`` it keeps the zCDP ``rho`` of Gaussian noise at ``beta``.
     """
     A, n, d, k, epsilon, n_draws = _check_common(X, n_components, epsilon, data_norm, n_draws)
-    sigma = mod_sulq_noise_sigma(d, n, epsilon, delta, calibration, gaussian, noise)
+    sigma = mod_sulq_noise_sigma(d, n, epsilon, delta, noise_scale, calibration, noise)
     rng = check_random_state(random_state)
     if noise == "exact":
         rows, cols = np.triu_indices(d)
         upper = np.zeros((n_draws, d, d))
         upper[:, rows, cols] = grid_gaussian_release_sigma(
-            A[rows, cols], second_moment_sensitivity(n), sigma, rng, size=n_draws
+            A[rows, cols], second_moment_l2_sensitivity(n), sigma, rng, size=n_draws
         )[0]
         return _top_k(upper + np.triu(upper, 1).transpose(0, 2, 1), k)
     perturbation = symmetrize_upper(rng.normal(0.0, sigma, size=(n_draws, d, d)))
@@ -196,13 +197,13 @@ def mod_sulq(
 
 
 def mod_sulq_noise_sigma(
-    n_features, n_samples, epsilon, delta, calibration="corrected", gaussian="analytic", noise="float"
+    n_features, n_samples, epsilon, delta, noise_scale="corrected", calibration="analytic", noise="float"
 ):
-    """The sigma :func:`mod_sulq` uses: :func:`mod_sulq_sigma`, or for ``noise="exact"`` with the
-    corrected calibration :func:`dpnb.privacy.exact_noise.zcdp_sigma` of the sensitivity ``sqrt(2) / n``."""
-    sigma = mod_sulq_sigma(n_features, n_samples, epsilon, delta, calibration, gaussian)
-    if check_noise(noise) == "exact" and calibration == "corrected" and sigma > 0:
-        return zcdp_sigma(second_moment_sensitivity(n_samples), epsilon, delta)
+    """The sigma :func:`mod_sulq` uses: :func:`mod_sulq_sigma`, or for ``noise="exact"`` with
+    ``noise_scale="corrected"`` :func:`dpnb.privacy.exact_noise.zcdp_sigma` of the sensitivity ``sqrt(2) / n``."""
+    sigma = mod_sulq_sigma(n_features, n_samples, epsilon, delta, noise_scale, calibration)
+    if check_noise(noise) == "exact" and noise_scale == "corrected" and sigma > 0:
+        return zcdp_sigma(second_moment_l2_sensitivity(n_samples), epsilon, delta)
     return sigma
 
 
@@ -244,8 +245,7 @@ def ppca(
     A, n, d, k, epsilon, n_draws = _check_common(X, n_components, epsilon, data_norm, n_draws)
     if k >= d:
         raise ValueError(f"PPCA needs n_components < d (d releases the whole space), got {k} with d={d}")
-    if sampler not in SAMPLERS:
-        raise ValueError(f"sampler must be one of {SAMPLERS}, got {sampler!r}")
+    check_choice(sampler, "sampler", SAMPLERS)
     if sampler == "exact" and (k != 1 or return_trace):
         raise ValueError("sampler='exact' needs n_components=1 and return_trace=False; use sampler='gibbs'")
     n_iter = check_integer(n_iter, "n_iter", minimum=0)
@@ -284,9 +284,7 @@ def _flat_alignment_integrals(n_features: int, concentration: float, rho: float)
     break points at ``s*`` and a few curvature widths around it.
     """
     d = check_integer(n_features, "n_features", minimum=2)
-    c = float(concentration)
-    if not np.isfinite(c) or c < 0:
-        raise ValueError(f"concentration must be finite and >= 0, got {concentration!r}")
+    c = check_nonnegative(concentration, "concentration")
     a = (d - 3) / 2
     if a <= 0:  # d <= 3: the density increases towards s = 1
         peak, log_scale = 1.0, c
@@ -387,16 +385,16 @@ class ModSULQ(_PrivateSubspace):
     epsilon : float
         ``inf`` releases the exact top eigenvectors (no noise).
     delta : float in (0, 1)
-    calibration : {"corrected", "paper"}
+    noise_scale : {"corrected", "paper"}
         ``"corrected"``: Gaussian mechanism for the upper triangle's L2 sensitivity ``sqrt(2)/n``;
         ``"paper"``: Theorem 1's ``beta``.
-    gaussian : {"analytic", "classic"}
-        Gaussian calibration used by ``"corrected"``.
+    calibration : {"analytic", "classic"}
+        Gaussian calibration used by ``noise_scale="corrected"``.
     data_norm : float
         Public bound on every row's L2 norm; rows beyond it are rejected.
     noise : {"float", "exact"}
         ``"float"`` (default): numpy's floating-point Gaussian noise; ``"exact"``: exact discrete
-        Gaussian noise on a grid, with sigma from the zCDP bound for ``"corrected"`` (see
+        Gaussian noise on a grid, with sigma from the zCDP bound for ``noise_scale="corrected"`` (see
         :func:`mod_sulq`).
     random_state : None, int, SeedSequence or Generator
 
@@ -418,8 +416,8 @@ class ModSULQ(_PrivateSubspace):
         epsilon: float,
         delta: float,
         *,
-        calibration: str = "corrected",
-        gaussian: str = "analytic",
+        noise_scale: str = "corrected",
+        calibration: str = "analytic",
         data_norm: float = 1.0,
         noise: str = "float",
         random_state=None,
@@ -427,8 +425,8 @@ class ModSULQ(_PrivateSubspace):
         self.n_components = n_components
         self.epsilon = epsilon
         self.delta = delta
+        self.noise_scale = noise_scale
         self.calibration = calibration
-        self.gaussian = gaussian
         self.data_norm = data_norm
         self.noise = noise
         self.random_state = random_state
@@ -441,17 +439,17 @@ class ModSULQ(_PrivateSubspace):
             self.n_components,
             epsilon,
             delta,
+            noise_scale=self.noise_scale,
             calibration=self.calibration,
-            gaussian=self.gaussian,
             data_norm=self.data_norm,
             random_state=self._make_rng(),
             noise=self.noise,
         )
         n, d = np.shape(X)
-        self.sigma_ = mod_sulq_noise_sigma(d, n, epsilon, delta, self.calibration, self.gaussian, self.noise)
+        self.sigma_ = mod_sulq_noise_sigma(d, n, epsilon, delta, self.noise_scale, self.calibration, self.noise)
         self.components_ = V[0].T
         self.budget_ = {"second_moment": (epsilon, delta)}
-        self.sensitivity_ = {"second_moment": second_moment_sensitivity(n)}
+        self.sensitivity_ = {"second_moment": second_moment_l2_sensitivity(n)}
         self.n_features_in_ = d
         return self
 

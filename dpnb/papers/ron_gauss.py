@@ -35,8 +35,6 @@ Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 import scipy.linalg
 from sklearn.base import TransformerMixin
@@ -45,23 +43,24 @@ from sklearn.utils.validation import check_is_fitted
 from dpnb.ground.validation import (
     MAX_SAMPLES,
     check_array,
+    check_bool,
     check_choice,
     check_epsilon,
+    check_fraction,
     check_integer,
     check_n_components,
     check_positive,
     check_random_state,
     check_row_norms,
 )
-from dpnb.numerics.linalg import gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
+from dpnb.numerics.linalg import PARTS, gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 
 MODES = ("unsupervised", "supervised", "gmm")
 PROJECTIONS = ("haar", "paper")
-CALIBRATIONS = ("corrected", "paper")
-PARTS = ("upper", "full")
+NOISE_SCALES = ("corrected", "paper")  # RON-Gauss's noise_scale values
 _CHUNK = 4096  # rows per block of the chunked passes over X (a block and its products stay in cache)
 
 
@@ -106,7 +105,7 @@ def mean_sensitivity(n_features, n_samples) -> float:
 
 
 def covariance_sensitivity(
-    n_components, n_samples, label_bound=None, *, part="upper", calibration="corrected"
+    n_components, n_samples, label_bound=None, *, part="upper", noise_scale="corrected"
 ) -> float:
     """L1 sensitivity of the second-moment matrix ``(1/n) sum z_i z_i^T`` (Eq. 2, or Eq. 3 with a label).
 
@@ -128,7 +127,7 @@ def covariance_sensitivity(
         ``"full"``: every entry (i.i.d. noise on all entries, as the paper adds it):
         ``sqrt(2) p + 4 a sqrt(p) + a^2``, over ``n``; the block term is attained for even ``p``
         (:func:`covariance_extremal_pair`).
-    calibration : {"corrected", "paper"}
+    noise_scale : {"corrected", "paper"}
         ``"paper"`` returns the published value ``(2 sqrt(p) + 4 a sqrt(p) + a^2) / n`` (Lemmas
         4-5, full matrix; ``part`` is ignored); it is too small for ``p >= 3``.
     """
@@ -136,7 +135,7 @@ def covariance_sensitivity(
     n = check_positive(n_samples, "n_samples")
     a = 0.0 if label_bound is None else check_positive(label_bound, "label_bound")
     check_choice(part, "part", PARTS)
-    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+    if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
         return (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
     if part == "upper":
         return (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
@@ -168,15 +167,15 @@ def covariance_extremal_pair(n_components) -> tuple[np.ndarray, np.ndarray]:
     return c * a + s * b, -s * a + c * b
 
 
-def mle_covariance_sensitivity(n_components, n_samples, *, calibration="corrected") -> float:
+def mle_covariance_sensitivity(n_components, n_samples, *, noise_scale="corrected") -> float:
     """Full-matrix L1 sensitivity of the mean-centred (MLE) covariance of rows with norm <= 1 (Appendix B).
 
     Corrected: ``4 sqrt(2) p (n - 1) / n^2`` (same order ``1/n`` as Eq. 2, not ``n`` times
-    larger). ``calibration="paper"`` gives Lemma 6's ``(2 sqrt(p) + 2 n sqrt(p)) / n``.
+    larger). ``noise_scale="paper"`` gives Lemma 6's ``(2 sqrt(p) + 2 n sqrt(p)) / n``.
     """
     p = check_positive(n_components, "n_components")
     n = check_positive(n_samples, "n_samples")
-    if check_choice(calibration, "calibration", CALIBRATIONS) == "paper":
+    if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
         return (2 * np.sqrt(p) + 2 * n * np.sqrt(p)) / n
     return 4 * np.sqrt(2) * p * (n - 1) / n**2
 
@@ -533,14 +532,9 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         check_choice(self.mode, "mode", MODES)
         check_choice(self.projection, "projection", PROJECTIONS)
         check_noise(self.noise)
-        frac = self.mean_fraction
-        if isinstance(frac, bool) or not isinstance(frac, numbers.Real):
-            raise TypeError(f"mean_fraction must be a real number in (0, 1), got {type(frac).__name__}")
-        if not 0 < frac < 1:
-            raise ValueError(f"mean_fraction must lie in (0, 1), e.g. 0.3, got {frac!r}")
-        for name in ("reconstruct", "add_mean"):
-            if not isinstance(getattr(self, name), bool):
-                raise TypeError(f"{name} must be True or False, got {getattr(self, name)!r}")
+        frac = check_fraction(self.mean_fraction, "mean_fraction", low_open=True)
+        check_bool(self.reconstruct, "reconstruct")
+        check_bool(self.add_mean, "add_mean")
         if self.mode == "supervised":
             if self.label_bound is None:
                 raise ValueError("mode='supervised' needs label_bound (the public bound a with y in [-a, a])")

@@ -12,13 +12,16 @@ Two tools, both used by every paper notebook:
    half of the samples so the bound stays valid).
 
 Neighbour relations are small objects that know how to draw a valid pair ``(X, X')`` and
-how to move it while keeping it valid; subclass :class:`NeighborRelation` for a new one.
+how to move it while keeping it valid; subclass :class:`NeighbourRelation` for a new one.
 
-Both tools have an opt-in batched path (``batched=True``) for queries and mechanisms that
-evaluate a whole stack of datasets or draw many outputs per call: the search then advances all
-its starts in lockstep and evaluates every start's candidate pair in one query call, and the
-audit draws all runs on a dataset in one mechanism call. The default (serial) paths are
-unchanged: at equal inputs and generator they make the same draws in the same order.
+For queries that evaluate a whole stack of datasets, :func:`search_sensitivity_batched` advances
+all starts of the search in lockstep and evaluates every start's candidate pair in one query
+call; for mechanisms that draw many outputs per call, ``audit_epsilon(batched=True)`` draws all
+runs on a dataset in one mechanism call (the same draws as the serial audit for such mechanisms).
+
+Neighbour notions are named once, in :data:`NEIGHBOURS` (``"replace-row"``,
+``"change-attribute"``, ``"add-remove-row"``): every ``neighbours=`` keyword of dpnb takes one of
+these names and validates it with :func:`check_neighbours`.
 """
 
 from __future__ import annotations
@@ -29,22 +32,29 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from dpnb.ground.validation import check_delta, check_integer, check_positive, check_random_state
+from dpnb.ground.validation import (
+    check_bounds,
+    check_choice,
+    check_delta,
+    check_integer,
+    check_positive,
+    check_random_state,
+)
 from dpnb.numerics.stats import clopper_pearson
 
 
 # --------------------------------------------------------------------------------------
 # Neighbour relations
 # --------------------------------------------------------------------------------------
-class NeighborRelation(ABC):
+class NeighbourRelation(ABC):
     """A neighbour relation on ``n x d`` datasets over a data domain.
 
-    Subclasses implement :meth:`random_row`, :meth:`project_row` and :meth:`neighbor`.
+    Subclasses implement :meth:`random_row`, :meth:`project_row` and :meth:`neighbour`.
     The search keeps the differing row index at 0 without loss of generality for queries
     symmetric in the rows; pass ``row_index`` to :func:`search_sensitivity` otherwise.
 
     The row-stack methods :meth:`random_rows`, :meth:`project_rows`, :meth:`perturb_rows` and
-    :meth:`neighbors` serve the batched search; by default they loop over the one-row methods,
+    :meth:`neighbours` serve the batched search; by default they loop over the one-row methods,
     and a subclass may override them with vectorised versions of the same moves.
     """
 
@@ -58,7 +68,7 @@ class NeighborRelation(ABC):
     def project_row(self, row: np.ndarray) -> np.ndarray:
         """The nearest point of the domain to ``row``."""
 
-    def neighbor(self, X: np.ndarray, i: int, candidate: np.ndarray) -> np.ndarray:
+    def neighbour(self, X: np.ndarray, i: int, candidate: np.ndarray) -> np.ndarray:
         """``X`` with row ``i`` replaced by the projection of ``candidate``."""
         X2 = X.copy()
         X2[i] = self.project_row(candidate)
@@ -80,23 +90,24 @@ class NeighborRelation(ABC):
         """``perturb_row`` applied to each row of an ``(m, d)`` stack, row ``k`` with ``steps[k]``."""
         return np.stack([self.perturb_row(row, rng, step) for row, step in zip(rows, steps)])
 
-    def neighbors(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:
-        """:meth:`neighbor` on a stack: ``X`` of shape ``(m, n, d)``, one candidate row per dataset."""
-        if type(self).neighbor is NeighborRelation.neighbor:
+    def neighbours(self, X: np.ndarray, i: int, candidates: np.ndarray) -> np.ndarray:
+        """:meth:`neighbour` on a stack: ``X`` of shape ``(m, n, d)``, one candidate row per dataset."""
+        if type(self).neighbour is NeighbourRelation.neighbour:
             X2 = X.copy()
             X2[:, i] = self.project_rows(candidates)
             return X2
-        return np.stack([self.neighbor(x, i, c) for x, c in zip(X, candidates)])
+        return np.stack([self.neighbour(x, i, c) for x, c in zip(X, candidates)])
 
 
-class ReplaceRowBox(NeighborRelation):
-    """Replace one row by any row of the box ``[low, high]^d`` (bounds may be per-column)."""
+class ReplaceRowBox(NeighbourRelation):
+    """Replace one row by any row of the box ``[low, high]^d`` (the neighbours ``"replace-row"``).
 
-    def __init__(self, low=-1.0, high=1.0):
-        self.low = np.asarray(low, dtype=float)
-        self.high = np.asarray(high, dtype=float)
-        if np.any(self.low >= self.high):
-            raise ValueError("ReplaceRowBox needs low < high in every coordinate")
+    ``low, high`` (positional): the public ``bounds`` pair, scalars or per-column arrays,
+    validated by :func:`dpnb.ground.validation.check_bounds`.
+    """
+
+    def __init__(self, low=-1.0, high=1.0, /):
+        self.low, self.high = check_bounds((low, high), name="the box (low, high)")
         self.description = f"replace one row inside the box [{low}, {high}]^d"
 
     def _bounds(self, d):
@@ -140,29 +151,29 @@ class ReplaceRowBox(NeighborRelation):
         return self.project_rows(new)
 
 
-class ReplaceRowL2Ball(NeighborRelation):
-    """Replace one row by any row of L2 norm <= ``radius`` (``on_sphere``: norm exactly ``radius``)."""
+class ReplaceRowL2Ball(NeighbourRelation):
+    """Replace one row by any row of L2 norm <= ``data_norm`` (``on_sphere``: norm exactly ``data_norm``)."""
 
-    def __init__(self, radius=1.0, on_sphere: bool = False):
-        self.radius = check_positive(radius, "radius")
+    def __init__(self, data_norm=1.0, on_sphere: bool = False):
+        self.data_norm = check_positive(data_norm, "data_norm")
         self.on_sphere = bool(on_sphere)
         shape = "sphere" if on_sphere else "ball"
-        self.description = f"replace one row inside the L2 {shape} of radius {radius}"
+        self.description = f"replace one row inside the L2 {shape} of radius {data_norm}"
 
     def random_row(self, d, rng):
         v = rng.standard_normal(d)
-        v *= self.radius / np.linalg.norm(v)
+        v *= self.data_norm / np.linalg.norm(v)
         return v if self.on_sphere or rng.random() < 0.5 else v * rng.random() ** (1 / d)
 
     def project_row(self, row):
         return self.project_rows(row[None, :])[0]
 
     def perturb_row(self, row, rng, step):
-        return self.project_row(row + step * self.radius * rng.standard_normal(row.shape))
+        return self.project_row(row + step * self.data_norm * rng.standard_normal(row.shape))
 
     def random_rows(self, m, d, rng):
         v = rng.standard_normal((m, d))
-        v *= self.radius / np.linalg.norm(v, axis=1, keepdims=True)
+        v *= self.data_norm / np.linalg.norm(v, axis=1, keepdims=True)
         if not self.on_sphere:  # as random_row: half the rows moved inside, radius u^(1/d)
             inside = np.flatnonzero(rng.random(m) < 0.5)
             v[inside] *= rng.random((inside.size, 1)) ** (1 / d)
@@ -170,41 +181,41 @@ class ReplaceRowL2Ball(NeighborRelation):
 
     def project_rows(self, rows):
         norm = np.linalg.norm(rows, axis=1, keepdims=True)
-        scale = np.divide(self.radius, norm, out=np.ones_like(norm), where=norm > 0)
+        scale = np.divide(self.data_norm, norm, out=np.ones_like(norm), where=norm > 0)
         out = rows * (scale if self.on_sphere else np.minimum(scale, 1.0))
         if self.on_sphere:
-            out[norm[:, 0] == 0, 0] = self.radius  # the zero row goes to radius * e_1
+            out[norm[:, 0] == 0, 0] = self.data_norm  # the zero row goes to radius * e_1
         return out
 
     def perturb_rows(self, rows, rng, steps):
-        noise = np.asarray(steps, dtype=float)[:, None] * self.radius * rng.standard_normal(rows.shape)
+        noise = np.asarray(steps, dtype=float)[:, None] * self.data_norm * rng.standard_normal(rows.shape)
         return self.project_rows(rows + noise)
 
 
 class ChangeOneAttribute(ReplaceRowBox):
-    """Change a single attribute of a single record within ``[low, high]`` (DPPro's neighbours)."""
+    """Change a single attribute of a single record within ``[low, high]`` (the neighbours ``"change-attribute"``)."""
 
-    def __init__(self, low=0.0, high=1.0, attribute: int | None = None):
+    def __init__(self, low=0.0, high=1.0, /, attribute: int | None = None):
         super().__init__(low, high)
         self.attribute = attribute
         self.description = f"change one attribute of one record within [{low}, {high}]"
 
-    def neighbor(self, X, i, candidate):
+    def neighbour(self, X, i, candidate):
         X2 = X.copy()
         j = self.attribute if self.attribute is not None else int(np.argmax(np.abs(candidate - X[i])))
         X2[i, j] = self.project_row(candidate)[j]
         return X2
 
 
-class LabelledBall(NeighborRelation):
-    """Rows ``(x, y)``: ``x`` in the L2 ball of radius ``radius`` (all but the last column) and a
+class LabelledBall(NeighbourRelation):
+    """Rows ``(x, y)``: ``x`` in the L2 ball of radius ``data_norm`` (all but the last column) and a
     real label ``|y| <= label_bound`` in the last column; replace one whole row (RON-Gauss's
     supervised setting, Sec. 4.3)."""
 
-    def __init__(self, label_bound=1.0, radius=1.0):
+    def __init__(self, label_bound=1.0, data_norm=1.0):
         self.label_bound = check_positive(label_bound, "label_bound")
-        self.ball = ReplaceRowL2Ball(radius)
-        self.description = f"replace one (x, y) with ||x|| <= {radius}, |y| <= {label_bound}"
+        self.ball = ReplaceRowL2Ball(data_norm)
+        self.description = f"replace one (x, y) with ||x|| <= {data_norm}, |y| <= {label_bound}"
 
     def random_row(self, d, rng):
         return np.append(self.ball.random_row(d - 1, rng), rng.uniform(-self.label_bound, self.label_bound))
@@ -221,15 +232,15 @@ class LabelledBall(NeighborRelation):
         return np.column_stack([self.ball.project_rows(rows[:, :-1]), labels])
 
     def perturb_rows(self, rows, rng, steps):
-        # the one-row move (NeighborRelation.perturb_row): Gaussian steps, then the projection
+        # the one-row move (NeighbourRelation.perturb_row): Gaussian steps, then the projection
         return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
 
 
-class LabelledBox(NeighborRelation):
+class LabelledBox(NeighbourRelation):
     """Rows ``(z, c)``: features in the box ``[low, high]`` (all but the last column) and a class
     label ``c`` in ``{0, ..., n_classes - 1}`` (last column); the replacement may change the class."""
 
-    def __init__(self, low=-1.0, high=1.0, n_classes: int = 2):
+    def __init__(self, low=-1.0, high=1.0, /, n_classes: int = 2):
         self.box = ReplaceRowBox(low, high)
         self.n_classes = check_integer(n_classes, "n_classes", minimum=2)
         self.description = f"replace one labelled row in [{low}, {high}]^d (its class may change)"
@@ -261,7 +272,7 @@ class LabelledBox(NeighborRelation):
         return self.project_rows(new)
 
 
-class FlipOneBit(NeighborRelation):
+class FlipOneBit(NeighbourRelation):
     """Binary data in {0, 1}^d; neighbours differ in one attribute of one record."""
 
     description = "flip one binary attribute of one record"
@@ -279,12 +290,80 @@ class FlipOneBit(NeighborRelation):
         new[idx] = 1 - new[idx]
         return new
 
-    def neighbor(self, X, i, candidate):
+    def neighbour(self, X, i, candidate):
         X2 = X.copy()
         diff = np.flatnonzero(candidate != X[i])
         j = int(diff[0]) if diff.size else 0
         X2[i, j] = 1 - X2[i, j]
         return X2
+
+
+class AddRemoveRows(NeighbourRelation):
+    """Add/remove neighbours (the paper's Definition 1) for a search over fixed-shape arrays.
+
+    Rows carry a trailing *presence* column: every row of ``X`` is present (1); the neighbour
+    ``X'`` is ``X`` with row ``i`` marked absent (0), i.e. that record removed (adding is the
+    same pair read the other way). Queries must count only the present rows: pass the presence
+    column as row weights (e.g. ``moments_vector(Z[..., :-1], weights=Z[..., -1])`` of
+    :mod:`dpnb.papers.component_analysis`; a sum with 0/1 weights is the sum over the present
+    rows). The other columns follow ``inner``, any replace-one relation.
+    """
+
+    def __init__(self, inner: NeighbourRelation):
+        if not isinstance(inner, NeighbourRelation):
+            raise TypeError(f"inner must be a NeighbourRelation, got {type(inner).__name__}")
+        self.inner = inner
+        self.description = f"add/remove one row; rows: {inner.description}"
+
+    def random_row(self, d, rng):
+        return np.append(self.inner.random_row(d - 1, rng), 1.0)
+
+    def project_row(self, row):
+        return np.append(self.inner.project_row(np.asarray(row, dtype=float)[:-1]), 1.0)
+
+    def neighbour(self, X, i, candidate):
+        X2 = X.copy()
+        X2[i, -1] = 0.0
+        return X2
+
+    def random_rows(self, m, d, rng):
+        return np.column_stack([self.inner.random_rows(m, d - 1, rng), np.ones(m)])
+
+    def project_rows(self, rows):
+        return np.column_stack([self.inner.project_rows(np.asarray(rows, dtype=float)[:, :-1]), np.ones(len(rows))])
+
+    def perturb_rows(self, rows, rng, steps):
+        # the one-row move (NeighbourRelation.perturb_row): Gaussian steps, then the projection
+        return self.project_rows(rows + np.asarray(steps, dtype=float)[:, None] * rng.standard_normal(rows.shape))
+
+    def neighbours(self, X, i, candidates):
+        """Row ``i`` marked absent in every dataset of the stack ``X`` (the candidates play no part)."""
+        X2 = X.copy()
+        X2[:, i, -1] = 0.0
+        return X2
+
+
+# The neighbour notions by name: every ``neighbours=`` keyword in dpnb takes one of these keys
+# (validated by :func:`check_neighbours`); the value is the relation that searches that notion
+# (other domains of the same notion: ReplaceRowL2Ball, LabelledBall, LabelledBox and
+# dpnb.papers.component_analysis.OneHotRows replace a row; FlipOneBit changes an attribute).
+NEIGHBOURS = {
+    "replace-row": ReplaceRowBox,
+    "change-attribute": ChangeOneAttribute,
+    "add-remove-row": AddRemoveRows,
+}
+
+
+def check_neighbours(value, supported=tuple(NEIGHBOURS)) -> str:
+    """Return ``value`` after checking it names a neighbour notion of :data:`NEIGHBOURS` in ``supported``.
+
+    ``supported`` lists the notions the caller implements (every key by default); the error names
+    them (TypeError for a non-string).
+    """
+    unknown = [name for name in supported if name not in NEIGHBOURS]
+    if unknown:
+        raise ValueError(f"supported names {unknown} are not neighbour notions; use keys of {tuple(NEIGHBOURS)}")
+    return check_choice(value, "neighbours", supported)
 
 
 # --------------------------------------------------------------------------------------
@@ -337,7 +416,7 @@ def _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng):
     step = np.full(m, 0.5)
     for _ in range(n_steps):
         X2 = relation.perturb_rows(X.reshape(m * n, d), rng, np.repeat(step, n)).reshape(m, n, d)
-        Xp2 = relation.neighbors(X2, row_index, relation.perturb_rows(Xp[:, row_index], rng, step))
+        Xp2 = relation.neighbours(X2, row_index, relation.perturb_rows(Xp[:, row_index], rng, step))
         v2 = _pair_distances(query, X2, Xp2, norm)
         better = v2 > value
         X[better], Xp[better], value[better] = X2[better], Xp2[better], v2[better]
@@ -392,7 +471,7 @@ class SensitivityAudit:
 
 def search_sensitivity(
     query: Callable,
-    relation: NeighborRelation,
+    relation: NeighbourRelation,
     n: int,
     d: int,
     *,
@@ -403,19 +482,19 @@ def search_sensitivity(
     starts=None,
     row_index: int = 0,
     random_state=None,
-    batched: bool = False,
 ) -> SensitivityAudit:
-    """Search for the neighbouring pair maximising ``||query(X) - query(X')||``.
+    """Search for the neighbouring pair maximising ``||query(X) - query(X')||``, one start after another.
 
     Random starts (plus any given ``starts``) are improved by a (1+1) evolution strategy
     with a 1/5-success step-size rule: each step moves every row of ``X`` and the replacement
     row, projects them back to the domain and keeps the move if the distance grew.
+    :func:`search_sensitivity_batched` runs the same strategy on all starts at once.
 
     Parameters
     ----------
     query : callable
         ``query(X) -> array``; any output shape.
-    relation : NeighborRelation
+    relation : NeighbourRelation
     n, d : int
         Dataset size and dimension searched over.
     norm : 1, 2, 'inf', 'spectral' or callable(a, b) -> float
@@ -429,51 +508,16 @@ def search_sensitivity(
     row_index : int
         Index of the row that differs.
     random_state : None, int or Generator
-    batched : bool
-        Opt-in fast path. ``query`` then maps a stack of datasets, shape ``(m, n, d)``, to the
-        stack of their outputs (first axis ``m``); all starts advance in lockstep, each step
-        evaluating every start's candidate pair in one call, with the relation's row-stack moves
-        (:meth:`NeighborRelation.perturb_rows`). Same search, different random draws: at equal
-        seed its result differs from the serial path's.
     """
-    if not isinstance(relation, NeighborRelation):
-        raise ValueError("relation must be a NeighborRelation instance (e.g. ReplaceRowBox())")
-    n, d, n_starts = (check_integer(v, name) for v, name in ((n, "n"), (d, "d"), (n_starts, "n_starts")))
-    n_steps = check_integer(n_steps, "n_steps", minimum=0)
-    if not (0 <= row_index < n):
-        raise ValueError(f"row_index must be in [0, n={n}), got {row_index}")
-    if claimed is not None:
-        claimed = float(claimed)
-    _distance(np.zeros(1), np.zeros(1), norm)  # validates `norm` before any work
-    rng = check_random_state(random_state)
-
-    start_pairs = [(np.array(a, dtype=float), np.array(b, dtype=float)) for a, b in (starts or [])]
-    for X, Xp in start_pairs:
-        if X.shape != (n, d) or Xp.shape != (n, d):
-            raise ValueError(f"start pairs must have shape ({n}, {d}), got {X.shape} and {Xp.shape}")
-    if batched:
-        X = relation.random_rows(n_starts * n, d, rng).reshape(n_starts, n, d)
-        Xp = relation.neighbors(X, row_index, relation.random_rows(n_starts, d, rng))
-        X = np.concatenate([np.array([a for a, _ in start_pairs]).reshape(-1, n, d), X])
-        Xp = np.concatenate([np.array([b for _, b in start_pairs]).reshape(-1, n, d), Xp])
-        values, X, Xp = _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng)
-        k = int(np.argmax(values))
-        return SensitivityAudit(
-            max_found=float(values[k]),
-            claimed=claimed,
-            X=X[k],
-            X_prime=Xp[k],
-            norm=norm,
-            n_evaluations=2 * len(values) * (n_steps + 1),
-            history=[float(v) for v in values],
-        )
-
+    n, d, n_starts, n_steps, claimed, start_pairs, rng = _check_search(
+        relation, n, d, n_starts, n_steps, row_index, norm, claimed, starts, random_state
+    )
     best = (-np.inf, None, None)
     evaluations = 0
     history = []
     for _ in range(n_starts):
         X = np.stack([relation.random_row(d, rng) for _ in range(n)])
-        start_pairs.append((X, relation.neighbor(X, row_index, relation.random_row(d, rng))))
+        start_pairs.append((X, relation.neighbour(X, row_index, relation.random_row(d, rng))))
 
     for X, Xp in start_pairs:
         fX = query(X)
@@ -482,7 +526,7 @@ def search_sensitivity(
         step = 0.5
         for _ in range(n_steps):
             X2 = np.stack([relation.perturb_row(r, rng, step) for r in X])
-            Xp2 = relation.neighbor(X2, row_index, relation.perturb_row(Xp[row_index], rng, step))
+            Xp2 = relation.neighbour(X2, row_index, relation.perturb_row(Xp[row_index], rng, step))
             v2 = _distance(query(X2), query(Xp2), norm)
             evaluations += 2
             if v2 > value:
@@ -502,6 +546,67 @@ def search_sensitivity(
         n_evaluations=evaluations,
         history=history,
     )
+
+
+def search_sensitivity_batched(
+    query: Callable,
+    relation: NeighbourRelation,
+    n: int,
+    d: int,
+    *,
+    norm=2,
+    claimed: float | None = None,
+    n_starts: int = 20,
+    n_steps: int = 200,
+    starts=None,
+    row_index: int = 0,
+    random_state=None,
+) -> SensitivityAudit:
+    """:func:`search_sensitivity` with every start advanced in lockstep and evaluated in one ``query`` call.
+
+    ``query`` maps a stack of datasets, shape ``(m, n, d)``, to the stack of their outputs (first
+    axis ``m``); each step evaluates every start's candidate pair in one call, with the relation's
+    row-stack moves (:meth:`NeighbourRelation.perturb_rows`). The same search strategy and
+    parameters as :func:`search_sensitivity`; the random draws come in another order, so at equal
+    seed the result differs from the one-start-at-a-time search's.
+    """
+    n, d, n_starts, n_steps, claimed, start_pairs, rng = _check_search(
+        relation, n, d, n_starts, n_steps, row_index, norm, claimed, starts, random_state
+    )
+    X = relation.random_rows(n_starts * n, d, rng).reshape(n_starts, n, d)
+    Xp = relation.neighbours(X, row_index, relation.random_rows(n_starts, d, rng))
+    X = np.concatenate([np.array([a for a, _ in start_pairs]).reshape(-1, n, d), X])
+    Xp = np.concatenate([np.array([b for _, b in start_pairs]).reshape(-1, n, d), Xp])
+    values, X, Xp = _search_batched(query, relation, X, Xp, n_steps, row_index, norm, rng)
+    k = int(np.argmax(values))
+    return SensitivityAudit(
+        max_found=float(values[k]),
+        claimed=claimed,
+        X=X[k],
+        X_prime=Xp[k],
+        norm=norm,
+        n_evaluations=2 * len(values) * (n_steps + 1),
+        history=[float(v) for v in values],
+    )
+
+
+def _check_search(relation, n, d, n_starts, n_steps, row_index, norm, claimed, starts, random_state):
+    """The validated arguments of both searches: ``n, d, n_starts, n_steps, claimed, start pairs, rng``."""
+    if not isinstance(relation, NeighbourRelation):
+        raise ValueError("relation must be a NeighbourRelation instance (e.g. ReplaceRowBox())")
+    n, d, n_starts = (check_integer(v, name) for v, name in ((n, "n"), (d, "d"), (n_starts, "n_starts")))
+    n_steps = check_integer(n_steps, "n_steps", minimum=0)
+    if not (0 <= row_index < n):
+        raise ValueError(f"row_index must be in [0, n={n}), got {row_index}")
+    if claimed is not None:
+        claimed = float(claimed)
+    _distance(np.zeros(1), np.zeros(1), norm)  # validates `norm` before any work
+    rng = check_random_state(random_state)
+    start_pairs = [(np.array(a, dtype=float), np.array(b, dtype=float)) for a, b in (starts or [])]
+    for X, Xp in start_pairs:
+        if X.shape != (n, d) or Xp.shape != (n, d):
+            raise ValueError(f"start pairs must have shape ({n}, {d}), got {X.shape} and {Xp.shape}")
+    return n, d, n_starts, n_steps, claimed, start_pairs, rng
 
 
 # --------------------------------------------------------------------------------------

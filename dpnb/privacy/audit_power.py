@@ -19,12 +19,10 @@ remain, so its power grows with the sample size. The bound stays valid for the s
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from scipy import stats as _st
 
-from dpnb.ground.validation import check_array, check_delta, check_integer
+from dpnb.ground.validation import check_array, check_delta, check_fraction, check_integer, check_nonnegative
 from dpnb.privacy.audit import EpsilonAudit, threshold_audit
 
 
@@ -90,16 +88,9 @@ def detectable_epsilon(
         ``claimed + 50`` is.
     """
     n_samples = check_integer(n_samples, "n_samples", minimum=20)
-    for name, value in (("claimed", claimed), ("tol", tol)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            raise TypeError(f"{name} must be a number, got {type(value).__name__}")
-    if not np.isfinite(claimed) or claimed < 0:
-        raise ValueError(f"claimed must be finite and >= 0, got {claimed!r}")
-    if not 0 < tol <= 1:
-        raise ValueError(f"tol must lie in (0, 1], got {tol!r}")
-    for name, value in (("alpha", alpha), ("power", power)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Real) or not 0 < value < 1:
-            raise ValueError(f"{name} must lie in (0, 1), got {value!r}")
+    claimed = check_nonnegative(claimed, "claimed")
+    tol = check_fraction(tol, "tol", low_open=True, high_open=False)
+    alpha, power = (check_fraction(v, name, low_open=True) for v, name in ((alpha, "alpha"), (power, "power")))
     if delta != 0:
         delta = check_delta(delta)
     m = n_samples - n_samples // 2

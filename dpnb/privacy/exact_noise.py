@@ -39,7 +39,15 @@ from fractions import Fraction
 import numpy as np
 from scipy.optimize import brentq
 
-from dpnb.ground.validation import check_array, check_delta, check_epsilon, check_integer, check_positive
+from dpnb.ground.validation import (
+    check_array,
+    check_choice,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    check_nonnegative,
+    check_positive,
+)
 
 NOISE_OPTIONS = ("float", "exact")
 GRID_BITS = 20  # the grid is 2^GRID_BITS times finer than sensitivity / (number of coordinates)
@@ -49,9 +57,7 @@ ZIGGURAT_R = 3.6541528853610088  # numpy's ziggurat_nor_r: start of the normal s
 
 def check_noise(noise) -> str:
     """Return ``noise`` after checking it is one of ``NOISE_OPTIONS``."""
-    if noise not in NOISE_OPTIONS:
-        raise ValueError(f"noise must be one of {NOISE_OPTIONS}, got {noise!r}")
-    return noise
+    return check_choice(noise, "noise", NOISE_OPTIONS)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -492,9 +498,7 @@ def discrete_gaussian_delta(epsilon, sigma2, sensitivity: int = 1) -> float:
     ``Y`` discrete Gaussian; both tails are summed from the pmf over ``|y| <= 40 sigma + epsilon sigma2``.
     Neighbours may differ by any integer up to ``sensitivity``: the maximum over those shifts is returned.
     """
-    epsilon = float(epsilon)
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    epsilon = check_nonnegative(epsilon, "epsilon")
     sigma2 = check_positive(float(sigma2), "sigma2")
     sensitivity = check_integer(sensitivity, "sensitivity")
     half = int(40 * math.sqrt(sigma2) + epsilon * sigma2 + sensitivity) + 2
@@ -522,10 +526,8 @@ def zcdp_delta(epsilon, rho) -> float:
 
 def _zcdp_log_delta(epsilon, rho) -> float:
     """log of :func:`zcdp_delta` before capping at 1 (finite where delta underflows)."""
-    epsilon = float(epsilon)
+    epsilon = check_nonnegative(epsilon, "epsilon")
     rho = check_positive(rho, "rho")
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
 
     def log_delta(alpha):
         return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1 / alpha)

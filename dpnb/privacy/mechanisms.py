@@ -23,9 +23,11 @@ from scipy.special import log_ndtr
 
 from dpnb.ground.validation import (
     check_array,
+    check_choice,
     check_delta,
     check_epsilon,
     check_integer,
+    check_nonnegative,
     check_positive,
     check_random_state,
     check_symmetric,
@@ -124,9 +126,7 @@ def gaussian_delta(epsilon, sigma, sensitivity=1.0) -> float:
     - e^epsilon Phi(-Delta/(2 sigma) - epsilon sigma/Delta)``; this returns the right side.
     ``epsilon = 0`` is allowed here (it gives the total-variation distance).
     """
-    epsilon = float(epsilon)
-    if not np.isfinite(epsilon) or epsilon < 0:
-        raise ValueError(f"epsilon must be finite and >= 0, got {epsilon!r}")
+    epsilon = check_nonnegative(epsilon, "epsilon")
     r = check_positive(sensitivity, "sensitivity") / check_positive(sigma, "sigma")
     a = r / 2 - epsilon / r
     b = -r / 2 - epsilon / r
@@ -190,11 +190,9 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
 
 def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -> float:
     """Noise standard deviation for the Gaussian mechanism under the chosen calibration."""
-    if calibration == "analytic":
+    if check_choice(calibration, "calibration", CALIBRATIONS) == "analytic":
         return gaussian_sigma_analytic(sensitivity, epsilon, delta)
-    if calibration == "classic":
-        return gaussian_sigma_classic(sensitivity, epsilon, delta)
-    raise ValueError(f"calibration must be one of {CALIBRATIONS}, got {calibration!r}")
+    return gaussian_sigma_classic(sensitivity, epsilon, delta)
 
 
 def gaussian_mechanism(
