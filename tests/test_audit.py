@@ -392,3 +392,15 @@ def test_threshold_audit_takes_statistics_of_any_shape():
     flat = threshold_audit((a[0], b[0]), (a[1], b[1]), np.linspace(-2, 3, 20), claimed=1.0)
     column = threshold_audit((a[0][:, None], b[0][:, None]), (a[1][:, None], b[1][:, None]), np.linspace(-2, 3, 20))
     assert column.epsilon_lower == flat.epsilon_lower and column.counts == flat.counts and not flat.violates
+
+
+def test_output_distance_norms_and_bad_norm():
+    from dpnb.privacy.audit import output_distance
+
+    a, b = np.array([[3.0, 0.0], [0.0, 0.0]]), np.zeros((2, 2))
+    assert output_distance(a, b, 1) == 3.0 and output_distance(a, b, 2) == 3.0
+    assert output_distance([1.0, -4.0], [0.0, 0.0], "inf") == 4.0 == output_distance([1.0, -4.0], [0.0, 0.0], np.inf)
+    assert output_distance(np.eye(2), -np.eye(2), "spectral") == 2.0
+    assert output_distance(a, b, lambda u, v: 7) == 7.0
+    with pytest.raises(ValueError, match="norm must be 1, 2, 'inf', 'spectral' or a callable"):
+        output_distance(a, b, 3)

@@ -69,7 +69,7 @@ class TaskSplit:
 
 @dataclass(frozen=True)
 class AdultData(TaskSplit):
-    """Adult rows prepared once for every method (all bounds from ``Dataset.domain``).
+    """Adult rows prepared once for every method (all bounds from ``Dataset.bounds``).
 
     ``X_*``: numeric columns scaled to ``[0, 1]`` by their declared domain, then one-hot groups;
     ``codes_*``: numeric columns cut into bins of the declared domain, categorical codes, and
@@ -86,7 +86,7 @@ def load_adult_task(n_train: int, n_test: int, *, n_bins: int = 8, random_state=
     """Draw ``n_train + n_test`` Adult rows at random and prepare them (see :class:`AdultData`)."""
     n_train, n_test = check_integer(n_train, "n_train", 10), check_integer(n_test, "n_test", 10)
     adult = datasets.load_adult(one_hot=False, n_samples=n_train + n_test, random_state=random_state)
-    low, high = adult.domain
+    low, high = adult.bounds
     categorical = [adult.feature_names.index(c) for c in adult.categorical]
     numeric = [j for j in range(adult.X.shape[1]) if j not in categorical]
     unit = (adult.X[:, numeric] - low[numeric]) / (high[numeric] - low[numeric])
@@ -316,7 +316,7 @@ def distance_preservation(X, n_components: int, epsilon: float, delta: float, rn
     """
     true = _pairwise_squared(X)
     c_dppro, c_jiang, c_lap = rng.spawn(3)
-    dppro = DPPro(n_components, epsilon, delta, neighbor="record", noise=noise, random_state=c_dppro).fit(X)
+    dppro = DPPro(n_components, epsilon, delta, neighbours="replace-row", noise=noise, random_state=c_dppro).fit(X)
     jiang = DPPCAPublisher(n_components, epsilon, noise=noise, random_state=c_jiang).fit(X)
     noisy = laplace_identity(X, epsilon, random_state=c_lap, noise=noise)
     return {
@@ -332,7 +332,7 @@ def distance_preservation(X, n_components: int, epsilon: float, delta: float, rn
 # ----------------------------------------------------------------------------- RF1 regression
 @dataclass(frozen=True)
 class RegressionData(TaskSplit):
-    """RF1 rows prepared once for every method (bounds from ``domain`` and ``target_domain``).
+    """RF1 rows prepared once for every method (bounds from ``bounds`` and ``target_bounds``).
 
     ``X_*`` and ``y_*`` are scaled to ``[-1, 1]`` by the declared domains (the public origin is
     the domains' midpoint); ``codes_*`` cut features and target into bins of those domains, the
@@ -351,7 +351,7 @@ def load_rf1_task(n_train: int, n_test: int, *, n_bins: int = 8, random_state=No
     """Draw ``n_train + n_test`` RF1 rows at random and prepare them (see :class:`RegressionData`)."""
     n_train, n_test = check_integer(n_train, "n_train", 10), check_integer(n_test, "n_test", 10)
     rf1 = datasets.load_rf1(n_samples=n_train + n_test, random_state=random_state)
-    (low, high), (y_low, y_high) = rf1.domain, rf1.target_domain
+    (low, high), (y_low, y_high) = rf1.bounds, rf1.target_bounds
     X = _to_unit_box(rf1.X, low, high)
     y = _to_unit_box(rf1.y, y_low[0], y_high[0])
     box = (np.full(X.shape[1] + 1, -1.0), np.ones(X.shape[1] + 1))
@@ -447,7 +447,7 @@ def load_mnist_task(n_rows: int, *, pool: int = 1, random_state=None) -> tuple[n
     if 28 % pool:
         raise ValueError(f"pool must divide 28, got {pool}")
     mnist = datasets.load_mnist_subset(n_samples=check_integer(n_rows, "n_rows", 10), random_state=random_state)
-    images = mnist.X.reshape(-1, 28 // pool, pool, 28 // pool, pool) / mnist.domain[1].max()
+    images = mnist.X.reshape(-1, 28 // pool, pool, 28 // pool, pool) / mnist.bounds[1].max()
     return images.mean(axis=(2, 4)).reshape(len(mnist.X), -1), mnist.y
 
 
@@ -470,7 +470,7 @@ def _mnist_data_free(X, y, epsilon, delta, rng, k, noise="float"):
 
 
 def _mnist_dppro(X, y, epsilon, delta, rng, k, noise="float"):
-    model = DPPro(k, epsilon, delta, neighbor="record", noise=noise, random_state=rng).fit(X)
+    model = DPPro(k, epsilon, delta, neighbours="replace-row", noise=noise, random_state=rng).fit(X)
     return _assign(_kmeans_centres(model.embedding_, 10, rng), model.transform(X))
 
 

@@ -26,7 +26,7 @@ import numpy as np
 
 from dpnb.ground.streams import stream
 from dpnb.ground.validation import check_integer
-from dpnb.privacy.audit import NeighborRelation, SensitivityAudit, _distance, search_sensitivity
+from dpnb.privacy.audit import NeighbourRelation, SensitivityAudit, output_distance, search_sensitivity_batched
 
 # A change above bound * (1 + EXCEEDS_RTOL) refutes the bound; below it, the difference is round-off.
 EXCEEDS_RTOL = 1e-9
@@ -44,7 +44,7 @@ class AuditedBound:
     ----------
     name : str
         Short id shown in the table (e.g. ``"prop3"``); unique within one :func:`evaluate_grid` call.
-    relation : NeighborRelation
+    relation : NeighbourRelation
         The neighbour relation of the bound's proof (what the search moves along).
     query : callable
         ``query(*point) -> f``, the query at that point; ``f(X)`` maps one dataset ``(n, width)`` to
@@ -80,7 +80,7 @@ class AuditedBound:
     """
 
     name: str
-    relation: NeighborRelation
+    relation: NeighbourRelation
     query: Callable
     bound: Callable
     worst_pair: Callable | None
@@ -98,8 +98,8 @@ class AuditedBound:
     def __post_init__(self):
         if not isinstance(self.name, str) or not self.name.strip():
             raise ValueError(f"name must be a non-empty string, got {self.name!r}")
-        if not isinstance(self.relation, NeighborRelation):
-            raise TypeError(f"{self.name}: relation must be a NeighborRelation (e.g. ReplaceRowBox(-1, 1))")
+        if not isinstance(self.relation, NeighbourRelation):
+            raise TypeError(f"{self.name}: relation must be a NeighbourRelation (e.g. ReplaceRowBox(-1, 1))")
         for key in ("query", "bound", "width"):
             if not callable(getattr(self, key)):
                 raise TypeError(f"{self.name}: {key} must be a callable of the point, e.g. lambda n, d, k: ...")
@@ -111,7 +111,7 @@ class AuditedBound:
         object.__setattr__(self, "search_points", _points(self.search_points, f"{self.name}: search_points"))
         if self.worst_pair is None and self.grid:
             raise ValueError(f"{self.name}: a grid needs a worst_pair to evaluate; give one or leave grid empty")
-        _distance(np.zeros(1), np.zeros(1), self.norm)  # validates the norm
+        output_distance(np.zeros(1), np.zeros(1), self.norm)  # validates the norm
         lengths = {len(p) for p in self.grid + self.search_points}
         if len(lengths) > 1:
             raise ValueError(f"{self.name}: every point must have the same length, got lengths {sorted(lengths)}")
@@ -222,7 +222,7 @@ def pair_change(query, X, X_prime, norm=1) -> float:
     """
     if not callable(query):
         raise TypeError(f"query must be a callable of a dataset, got {type(query).__name__}")
-    return _distance(query(X), query(X_prime), norm)
+    return output_distance(query(X), query(X_prime), norm)
 
 
 def _stacked(query):
@@ -282,7 +282,7 @@ def _reused_searches(b: AuditedBound, results: dict) -> dict:
 
 def _search(b: AuditedBound, point: tuple, seed, n_starts: int, n_steps: int, key: str) -> SensitivityAudit:
     query = b.query(*point)
-    return search_sensitivity(
+    return search_sensitivity_batched(
         query if b.stacks else _stacked(query),
         b.relation,
         point[0],
@@ -293,7 +293,6 @@ def _search(b: AuditedBound, point: tuple, seed, n_starts: int, n_steps: int, ke
         n_steps=n_steps,
         starts=[b.worst_pair(*point)] if b.start_from_pair else None,
         random_state=stream(seed, (key, b.name, *point)),
-        batched=True,
     )
 
 

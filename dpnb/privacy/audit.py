@@ -369,7 +369,12 @@ def check_neighbours(value, supported=tuple(NEIGHBOURS)) -> str:
 # --------------------------------------------------------------------------------------
 # Adversarial sensitivity search
 # --------------------------------------------------------------------------------------
-def _distance(a, b, norm) -> float:
+def output_distance(a, b, norm) -> float:
+    """The distance between two query outputs that sensitivity audits measure.
+
+    ``norm`` is 1, 2 or ``"inf"`` (of the flattened difference), ``"spectral"`` (the largest
+    singular value of a matrix difference) or a callable ``(a, b) -> float``.
+    """
     if callable(norm):
         return float(norm(a, b))
     diff = np.ravel(np.asarray(a, dtype=float) - np.asarray(b, dtype=float))
@@ -386,7 +391,7 @@ def _distance(a, b, norm) -> float:
 
 
 def _pair_distances(query, X, Xp, norm) -> np.ndarray:
-    """:func:`_distance` between ``query(X[k])`` and ``query(Xp[k])`` for each ``k``, in one ``query`` call."""
+    """:func:`output_distance` between ``query(X[k])`` and ``query(Xp[k])`` for each ``k``, in one ``query`` call."""
     m = len(X)
     both = np.asarray(query(np.concatenate([X, Xp])))
     if both.shape[:1] != (2 * m,):
@@ -521,13 +526,13 @@ def search_sensitivity(
 
     for X, Xp in start_pairs:
         fX = query(X)
-        value = _distance(fX, query(Xp), norm)
+        value = output_distance(fX, query(Xp), norm)
         evaluations += 2
         step = 0.5
         for _ in range(n_steps):
             X2 = np.stack([relation.perturb_row(r, rng, step) for r in X])
             Xp2 = relation.neighbour(X2, row_index, relation.perturb_row(Xp[row_index], rng, step))
-            v2 = _distance(query(X2), query(Xp2), norm)
+            v2 = output_distance(query(X2), query(Xp2), norm)
             evaluations += 2
             if v2 > value:
                 X, Xp, value = X2, Xp2, v2
@@ -600,7 +605,7 @@ def _check_search(relation, n, d, n_starts, n_steps, row_index, norm, claimed, s
         raise ValueError(f"row_index must be in [0, n={n}), got {row_index}")
     if claimed is not None:
         claimed = float(claimed)
-    _distance(np.zeros(1), np.zeros(1), norm)  # validates `norm` before any work
+    output_distance(np.zeros(1), np.zeros(1), norm)  # validates `norm` before any work
     rng = check_random_state(random_state)
     start_pairs = [(np.array(a, dtype=float), np.array(b, dtype=float)) for a, b in (starts or [])]
     for X, Xp in start_pairs:
