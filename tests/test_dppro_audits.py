@@ -1,0 +1,137 @@
+import itertools
+
+import numpy as np
+import pytest
+
+from dpnb.ground.streams import stream
+from dpnb.papers import dppro
+from dpnb.papers.dppro_audits import (
+    GridPoint,
+    attribute_flip_pair,
+    audit_release,
+    exact_record_sensitivity,
+    record_pair,
+    release_scores,
+    sensitivity_grid,
+    sigma_of_r_trials,
+    squared_distance_trials,
+)
+
+
+def _R(d=6, k=3, seed=0):
+    return dppro.gaussian_projection(d, k, random_state=np.random.default_rng(seed))
+
+
+def test_attribute_flip_pair_attains_theta2():
+    R = _R()
+    X, X_prime = attribute_flip_pair(R, n_rows=3)
+    assert X.shape == X_prime.shape == (3, 6)
+    assert np.count_nonzero(X_prime - X) == 1 and np.all(X == 0)
+    assert np.isclose(np.linalg.norm((X_prime - X) @ R), dppro.attribute_sensitivity(R))
+
+
+def test_record_pair_realises_the_sign_change():
+    R = _R()
+    v, value = dppro.worst_record_change(R, random_state=np.random.default_rng(1))
+    X, X_prime = record_pair(v, n_rows=2)
+    assert set(np.unique(X)) <= {0.0, 1.0} and np.all(X[1] == 0) and np.all(X_prime[1] == 0)
+    assert np.isclose(np.linalg.norm((X - X_prime) @ R), value)
+
+
+def test_exact_record_sensitivity_brackets():
+    R = _R(d=8, k=2)
+    exact = exact_record_sensitivity(R)
+    brute = max(np.linalg.norm(np.array(s) @ R) for s in itertools.product((-1, 1), repeat=8))
+    assert np.isclose(exact, brute)
+    assert dppro.worst_record_change(R)[1] <= exact * (1 + 1e-12) <= dppro.record_sensitivity(R) * (1 + 1e-9)
+    assert exact > dppro.attribute_sensitivity(R)
+
+
+@pytest.mark.parametrize(
+    "call, error",
+    [
+        (lambda: exact_record_sensitivity(_R(d=20, k=2)), ValueError),
+        (lambda: record_pair(np.array([1.0, 0.0, -1.0])), ValueError),
+        (lambda: attribute_flip_pair(_R(), n_rows=0), ValueError),
+        (lambda: attribute_flip_pair(_R(), n_rows=1.5), TypeError),
+        (lambda: sensitivity_grid((2,), (1,), seed=0, n_steps=-1), ValueError),
+        (
+            lambda: release_scores(np.zeros((2, 6)), np.ones(3), _R(), 1.0, 10, random_state=np.random.default_rng()),
+            ValueError,
+        ),
+        (
+            lambda: squared_distance_trials(np.zeros((3, 6)), 2, 1.0, 5, random_state=np.random.default_rng()),
+            ValueError,
+        ),
+        (
+            lambda: sigma_of_r_trials(np.ones(4), 2, 1.0, n_batches=0, batch=5, random_state=np.random.default_rng()),
+            ValueError,
+        ),
+    ],
+)
+def test_bad_input(call, error):
+    with pytest.raises(error):
+        call()
+
+
+def test_sensitivity_grid_small():
+    points = sensitivity_grid((2, 4), (1, 2), seed=3, n_steps=10)
+    assert [(p.d, p.k, p.n) for p in points] == [
+        (2, 1, 1),
+        (2, 1, 2),
+        (2, 2, 1),
+        (2, 2, 2),
+        (4, 1, 1),
+        (4, 1, 2),
+        (4, 4, 1),
+        (4, 4, 2),
+    ]
+    assert all(p.attribute_ok and p.record_ok for p in points)
+    assert all(p.record_exact is not None and p.record_pair <= p.record_exact * (1 + 1e-9) for p in points)
+    assert points == sensitivity_grid((2, 4), (1, 2), seed=3, n_steps=10)  # one stream per point: reproducible
+    assert set(points[0].row()) >= {"d", "k", "n", "record: certificate B(y)"}
+
+
+def test_grid_point_flags_a_violation():
+    base = dict(d=2, k=1, n=1, theta=1.0, record_pair=1.0, record_exact=1.5, record_certificate=2.0)
+    assert GridPoint(attribute_found=1.0, record_found=1.2, **base).attribute_ok
+    assert not GridPoint(attribute_found=1.1, record_found=1.2, **base).attribute_ok
+    assert not GridPoint(attribute_found=1.0, record_found=1.6, **base).record_ok  # above the exact value
+    assert not GridPoint(attribute_found=1.0, record_found=0.9, **base).record_ok  # below the explicit pair
+
+
+def test_release_scores_match_one_call_per_run():
+    R, row, direction = _R(), np.ones((1, 6)), np.arange(3.0)
+    chunked = release_scores(row, direction, R, 0.5, 25, random_state=stream(0, "x"), chunk=7)
+    one = release_scores(row, direction, R, 0.5, 25, random_state=stream(0, "x"), chunk=25)
+    assert chunked.shape == (25,)
+    assert np.allclose(chunked, one)
+    assert np.isclose(np.mean(chunked), (row @ R @ direction)[0], atol=4 * 0.5 * np.linalg.norm(direction) / 5)
+
+
+def test_audit_release_flags_tiny_noise_only():
+    R = _R(d=6, k=3)
+    X, X_prime = attribute_flip_pair(R)
+    theta = dppro.attribute_sensitivity(R)
+    tiny = audit_release(X, X_prime, R, 0.01 * theta, claimed=1.0, delta=1e-5, n_runs=4000, random_state=stream(0, "a"))
+    assert tiny.violates
+    sigma = dppro.theorem2_sigma(theta, 1.0, 1e-5)
+    fair = audit_release(X, X_prime, R, sigma, claimed=1.0, delta=1e-5, n_runs=4000, random_state=stream(0, "b"))
+    assert not fair.violates
+
+
+def test_squared_distance_trials_unbiased():
+    pair = np.array([[0.0, 1.0, 1.0, 0.0], [1.0, 1.0, 0.0, 0.0]])
+    est = squared_distance_trials(pair, 2, 0.3, 3000, random_state=stream(1, "t3"))
+    assert est.shape == (3000,)
+    var = dppro.squared_distance_variance(2.0, 2, 0.3)
+    assert abs(est.mean() - 2.0) < 4 * np.sqrt(var / 3000)
+
+
+def test_sigma_of_r_trials_shapes_and_unbiased():
+    z = np.array([1.0, -1.0, 0.0, 1.0, 0.0])
+    u2, sig, q = sigma_of_r_trials(z, 3, 0.5, n_batches=4, batch=500, random_state=stream(2, "s"))
+    assert u2.shape == sig.shape == q.shape == (2000,)
+    assert np.all(sig >= 0.5 * np.sqrt(np.sum(z**2) / 3) * 0)  # nonnegative noise scales
+    assert abs(q.mean() - 3.0) < 4 * np.sqrt(2 * 9 / 3 / 2000)  # E||zR||^2 = ||z||^2 = 3
+    assert abs(u2.mean() - 3.0) < 4 * u2.std() / np.sqrt(2000)
