@@ -31,7 +31,7 @@ def test_fixed_sigma_error_small_at_tiny_noise_and_matches_theory():
 def test_private_error_falls_with_epsilon():
     X, truth = _data(n=20, d=8)
     errs = [
-        l2_error_private(X, truth, 4, e, 1e-5, neighbor="attribute", n_reps=5, random_state=stream(1, "p"))
+        l2_error_private(X, truth, 4, e, 1e-5, neighbours="change-attribute", n_reps=5, random_state=stream(1, "p"))
         for e in (0.1, 10.0)
     ]
     assert errs[1] < errs[0]
@@ -72,7 +72,7 @@ def test_svm_errors():
         ),
         (
             lambda: l2_error_private(
-                *_data(), 2, 1.0, 1e-5, neighbor="attribute", n_reps=0, random_state=stream(0, "x")
+                *_data(), 2, 1.0, 1e-5, neighbours="change-attribute", n_reps=0, random_state=stream(0, "x")
             ),
             ValueError,
         ),

@@ -53,7 +53,7 @@ def l2_error_fixed_sigma(X, truth, n_components: int, sigma: float, *, n_reps: i
 
 
 def l2_error_private(
-    X, truth, n_components: int, epsilon: float, delta: float, *, neighbor: str, groups=(), n_reps: int, random_state
+    X, truth, n_components: int, epsilon: float, delta: float, *, neighbours: str, groups=(), n_reps: int, random_state
 ) -> float:
     """Mean eq.-(12) error over ``n_reps`` :class:`~dpnb.papers.dppro.DPPro` releases at ``(epsilon, delta)``.
 
@@ -62,7 +62,8 @@ def l2_error_private(
     X, truth, n_components
         As in :func:`l2_error_fixed_sigma`.
     epsilon, delta : float
-    neighbor : {"attribute", "record"}
+    neighbours : {"change-attribute", "replace-row"}
+        The neighbour notion (:class:`~dpnb.papers.dppro.DPPro`'s ``neighbours``).
     groups : sequence of sequences of int
         One-hot blocks (``attribute_groups``), for the attribute relation.
     n_reps : int
@@ -73,7 +74,7 @@ def l2_error_private(
     out = []
     for _ in range(check_integer(n_reps, "n_reps")):
         model = dppro.DPPro(
-            n_components, epsilon, delta, neighbor=neighbor, attribute_groups=groups, random_state=rng
+            n_components, epsilon, delta, neighbours=neighbours, attribute_groups=groups, random_state=rng
         ).fit(X)
         out.append(dppro.relative_l2_error(truth, model.estimate_squared_distances()[iu]))
     return float(np.mean(out))

@@ -46,7 +46,7 @@ def unit_sphere_rows(name: str, n_rows: int, *, random_state):
     loader, available, _, k_paper = REAL_DATA[_check_name(name)]
     n_rows = check_integer(n_rows, "n_rows")
     ds = loader(n_samples=None if n_rows >= available else n_rows, random_state=random_state)
-    X = datasets.scale_to_box(ds.X, 0.0, 1.0, data_min=ds.domain[0], data_max=ds.domain[1])
+    X = datasets.scale_to_box(ds.X, ds.bounds, output_bounds=(0.0, 1.0))
     keep = np.linalg.norm(X, axis=1) > 0
     return datasets.normalize_rows(X[keep], 1.0, mode="sphere"), ds.y[keep], k_paper
 
