@@ -3,6 +3,7 @@ import pytest
 
 from dpnb.book import comparison
 from dpnb.numerics.linalg import top_eigenvectors
+from dpnb.tools.sweep import sweep_records
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +122,12 @@ def test_trial_is_reproducible_and_checks_its_experiment():
 def test_run_grid_gives_the_same_scores_in_the_kernel_and_on_a_sweep(tmp_path):
     here = comparison.run_grid("distances", [0.5, 2.0], 2, 7, **GRID)
     swept = comparison.run_grid(
-        "distances", [0.5, 2.0], 2, 7, sweep={"output": tmp_path / "s", "n_workers": 1, "processes": False}, **GRID
+        "distances",
+        [0.5, 2.0],
+        2,
+        7,
+        sweep={"runner": sweep_records, "output": tmp_path / "s", "n_workers": 1, "processes": False},
+        **GRID,
     )
     assert here == swept
     assert set(here["DPPro (record-level)"]) == {0.5, 2.0} and len(here["DPPro (record-level)"][2.0]) == 2
@@ -142,8 +148,12 @@ def test_run_grid_reports_a_failed_point(tmp_path):
             [1.0],
             2,
             0,
-            sweep={"output": tmp_path, "n_workers": 1, "processes": False},
+            sweep={"runner": sweep_records, "output": tmp_path, "n_workers": 1, "processes": False},
             **{**GRID, "n_rows": 1},
         )
     with pytest.raises(ValueError, match="n_repetitions"):
         comparison.run_grid("distances", [1.0], 0, 0, **GRID)
+    with pytest.raises(ValueError, match="sweep needs a 'runner'"):
+        comparison.run_grid("distances", [1.0], 1, 0, sweep={"output": tmp_path}, **GRID)
+    with pytest.raises(ValueError, match="sweep needs an 'output'"):
+        comparison.run_grid("distances", [1.0], 1, 0, sweep={"runner": sweep_records}, **GRID)

@@ -30,7 +30,6 @@ each of their fits in a child process and reports :class:`Unfinished` when it do
 from __future__ import annotations
 
 import functools
-import importlib.metadata
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
@@ -612,10 +611,12 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
     seed : int
     sweep : None or dict
         None runs the points here, one after another. A dict runs a named experiment's points as
-        sweep tasks (``dpnb.book.comparison:point``) with these keyword arguments (``output`` required;
-        ``scheduler``, ``n_workers``, ``processes``), by the runner installed as the entry point
-        ``dpnb.runners:sweep`` (the tools' Dask sweep); the folder is emptied first, so the scores
-        are those of the code that runs now. The scores are the same either way.
+        sweep tasks (``dpnb.book.comparison:point``) by ``sweep["runner"]``, a function
+        ``(task, grid, seeds, output, **options) -> records`` such as the tools' Dask sweep
+        :func:`dpnb.tools.sweep.sweep_records` (the caller passes it: nothing here imports a tool),
+        with the dict's other entries as its keyword arguments (``output`` required; ``scheduler``,
+        ``n_workers``, ``processes``); the folder is emptied first, so the scores are those of the
+        code that runs now. The scores are the same either way.
 
     Raises
     ------
@@ -644,15 +645,15 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
 def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[dict]:
     """The points of :func:`run_grid` as sweep tasks; their scores in the grid's order.
 
-    The sweep is found as the installed entry point ``dpnb.runners:sweep``, a function
-    ``(task, grid, seeds, output, **sweep) -> records`` returning one record per grid point in grid
-    order (a dict with ``params``, ``status``, ``error`` and ``metrics``): this module names a task,
-    the tools run it, and nothing here imports them.
+    ``sweep["runner"]`` returns one record per grid point in grid order (a dict with ``params``,
+    ``status``, ``error`` and ``metrics``): this module names a task, the caller's runner runs it.
     """
-    runners = importlib.metadata.entry_points(group="dpnb.runners", name="sweep")
-    if not runners:
-        raise RuntimeError("no sweep runner is installed (entry point dpnb.runners:sweep); reinstall dpnb: make venv")
     sweep = dict(sweep)
+    runner = sweep.pop("runner", None)
+    if not callable(runner):
+        raise ValueError("sweep needs a 'runner', e.g. sweep={'runner': dpnb.tools.sweep.sweep_records, 'output': ...}")
+    if "output" not in sweep:
+        raise ValueError("sweep needs an 'output' folder for the points' records")
     output = Path(sweep.pop("output"))
     shutil.rmtree(output, ignore_errors=True)
     grid = {
@@ -662,7 +663,7 @@ def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[di
         "repetition": list(range(n_repetitions)),
         **{name: [value] for name, value in options.items()},
     }
-    records = next(iter(runners)).load()(f"{__name__}:point", grid, [seed], output, progress=False, **sweep)
+    records = runner(f"{__name__}:point", grid, [seed], output, progress=False, **sweep)
     failed = [r for r in records if r["status"] != "ok"]
     if failed:
         params = failed[0]["params"]

@@ -522,9 +522,9 @@ def sweep_records(
 
     Each record is what the point's ``result.json`` holds: ``key``, ``task``, ``params``, ``seed``,
     ``status``, ``error``, ``metrics`` (the task's dict, as JSON gives it back), ``versions``,
-    ``git_revision`` and ``seconds``. The package installs this function as the entry point
-    ``dpnb.runners:sweep``, through which code below the tools runs its points on a sweep
-    without importing the tools (e.g. :func:`dpnb.book.comparison.run_grid`).
+    ``git_revision`` and ``seconds``. Code below the tools, which imports no tool, takes this
+    function from its caller to run its points on a sweep (``sweep={"runner": sweep_records, ...}`` in
+    :func:`dpnb.book.comparison.run_grid`).
     """
     records, output = _sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress)
     write_table(records, output)
