@@ -9,7 +9,7 @@ WORKERS ?= 2
 SCHEDULER ?=
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 
-.PHONY: run test venv notebook constraints benchmark clean book book-check lab paper-check fuzz
+.PHONY: run test venv notebook format constraints benchmark clean book book-check lab paper-check fuzz
 
 $(BIN)/.installed: pyproject.toml constraints.txt
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
@@ -27,7 +27,7 @@ run: venv
 ## reordering every reduction: a knife-edge output fails on any host), the book
 test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
-	$(BIN)/ruff format --check dpnb tests benchmarks book
+	$(BIN)/ruff format --check dpnb tests benchmarks book $(NOTEBOOKS)
 	$(BIN)/python -m pytest -n 2 tests
 	$(BIN)/python -m dpnb.tools.portability exec prescott-2threads-nosimd \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
@@ -54,6 +54,14 @@ paper-check: venv
 notebook: venv
 	@test -n "$(NB)" || (echo "usage: make notebook NB=<stem>"; exit 2)
 	$(BIN)/python -m dpnb.tools.pairing notebooks/$(NB).md
+
+## make format: ruff format over the package, tests and the notebooks' code (the .md sources take the formatted
+## code through their .ipynb pairs, outputs kept)
+format: venv
+	$(BIN)/ruff format dpnb tests benchmarks book
+	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)
+	$(BIN)/ruff format $(NOTEBOOKS)
+	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)
 
 ## make book: the course book as an HTML site from the committed notebooks (no execution, offline)
 book: venv
