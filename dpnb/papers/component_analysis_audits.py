@@ -61,7 +61,8 @@ def explicit_pair(relation: NeighborRelation, x, x_prime, n_samples, rng) -> tup
 class Case:
     """One audited statistic: ``query`` searched under ``relation`` from the pair ``(x, x_prime)``.
 
-    ``exact`` is its derived sensitivity under that relation.
+    ``exact`` is the sensitivity the audit holds it to: the derived value under that relation (a
+    pair or a search above it refutes the derivation).
     """
 
     query: Callable
