@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.book.sensitivity_grid import AuditedBound, GridAudit, evaluate_grid, grid_table, span
+from dpnb.book.sensitivity_grid import AuditedBound, GridAudit, evaluate_grid, grid_table, pair_change, span
 from dpnb.privacy.audit import ReplaceRowBox, ReplaceRowL2Ball
 
 BOX = ReplaceRowBox(-1.0, 1.0)
@@ -192,3 +192,14 @@ def test_bad_evaluate_grid_arguments():
     with pytest.raises(TypeError, match="evaluate_grid"):
         grid_table({})
     assert isinstance(run(mean_bound())["mean"], GridAudit)
+
+
+def test_pair_change():
+    X, Xp = mean_pair(4, 3)
+    assert pair_change(lambda A: A.mean(axis=0), X, Xp) == pytest.approx(1.5)
+    assert pair_change(lambda A: A.mean(axis=0), X, Xp, norm=2) == pytest.approx(np.sqrt(3) / 2)
+    assert pair_change(lambda A: A.mean(axis=0), X, Xp, norm="inf") == pytest.approx(0.5)
+    with pytest.raises(TypeError, match="query"):
+        pair_change("mean", X, Xp)
+    with pytest.raises(ValueError, match="norm"):
+        pair_change(lambda A: A, X, Xp, norm=3)

@@ -12,7 +12,8 @@ at most ``2da/n``". It audits each in two ways, under the neighbour relation its
 Each bound is one :class:`AuditedBound` with named fields. A *point* is a tuple of integers whose
 first entry is the number of rows ``n`` (for example ``(n, d, k)``); every factory field is called
 with the point unpacked, ``field(*point)``. :func:`evaluate_grid` runs the audits (each search on
-its own stream ``stream(seed, (key, name, *point))``) and :func:`grid_table` tabulates them.
+its own stream ``stream(seed, (key, name, *point))``) and :func:`grid_table` tabulates them;
+:func:`pair_change` is the exact change of a query on one pair.
 """
 
 from __future__ import annotations
@@ -214,6 +215,16 @@ class GridAudit:
         return f"{pair}search max / bound {self.search_span(digits)} ({len(self.search_ratios)} search points)"
 
 
+def pair_change(query, X, X_prime, norm=1) -> float:
+    """``||query(X) - query(X_prime)||``, the exact change of ``query`` on one pair of datasets.
+
+    ``norm`` as in :func:`~dpnb.privacy.audit.search_sensitivity` (1 and 2 act on the flattened output).
+    """
+    if not callable(query):
+        raise TypeError(f"query must be a callable of a dataset, got {type(query).__name__}")
+    return _distance(query(X), query(X_prime), norm)
+
+
 def _stacked(query):
     """The query over a stack of datasets ``(m, n, d)``: what a batched search evaluates in one call."""
     return lambda S: np.stack([np.asarray(query(X), dtype=float) for X in S])
@@ -250,7 +261,7 @@ def evaluate_grid(bounds, *, seed, n_starts: int, n_steps: int, key: str = "sear
     for b in bounds:
         if b.name in results:
             raise ValueError(f"bound names must be unique; {b.name!r} appears twice")
-        pair_ratios = {p: _distance(*(b.query(*p)(X) for X in b.worst_pair(*p)), b.norm) / b.bound(*p) for p in b.grid}
+        pair_ratios = {p: pair_change(b.query(*p), *b.worst_pair(*p), b.norm) / b.bound(*p) for p in b.grid}
         if b.search_as is not None:
             searches = _reused_searches(b, results)
         else:
