@@ -190,6 +190,34 @@ def test_the_source_is_found_after_papermills_injected_cell_or_passed():
         check_parameters(ns, CELL)
 
 
+def test_the_source_is_found_in_the_compiled_cells_without_history(monkeypatch):
+    # nbval runs cells with store_history=False: In stays empty, but IPython caches each cell's source
+    import linecache
+    import types
+
+    import IPython
+
+    cells = {
+        "<cell-1>": CELL,
+        "<cell-2>": "from dpnb.book.parameters import check_parameters\ncheck_parameters(globals())\n",
+    }
+    for name, source in cells.items():
+        monkeypatch.setitem(linecache.cache, name, (len(source), None, source.splitlines(True), name))
+    monkeypatch.setitem(linecache.cache, "/some/module.py", (1, None, ["other: int = 1\n"], "/some/module.py"))
+    shell = types.SimpleNamespace(compile=types.SimpleNamespace(_filename_map={"<cell-1>": 1, "<cell-2>": 1}))
+    monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
+    ns = ranged(seed=-1)
+    ns["In"] = [""]
+    with pytest.raises(ValueError, match="seed must be in"):
+        check_parameters(ns)
+    ok = ranged()
+    ok["In"] = []
+    check_parameters(ok)  # the cached cell's ranges accept the defaults
+    shell.compile._filename_map = {}  # a module file in linecache is not a cell
+    with pytest.raises(ValueError, match="cannot find the parameters cell"):
+        check_parameters(ns)
+
+
 @pytest.mark.parametrize(
     "comment, message",
     [

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import ast
 import io
+import linecache
 import math
 import numbers
 import re
@@ -150,11 +151,33 @@ def parameter_ranges(source: str) -> dict[str, Range | None]:
 _DECLARATION = re.compile(r"^\w+\s*:[^=\n]+=", re.M)
 
 
+def _cached_cells() -> list[str]:
+    """Sources of the cells IPython has compiled, oldest first, from its compiler's cell cache.
+
+    A kernel asked not to store history (nbval executes every cell with ``store_history=False``)
+    leaves ``In`` empty, but IPython still caches each cell's source in :mod:`linecache` under a
+    per-cell file name, which its compiler records.
+    """
+    try:
+        from IPython import get_ipython
+    except ImportError:  # pragma: no cover - IPython is a dependency
+        return []
+    shell = get_ipython()
+    cells = getattr(getattr(shell, "compile", None), "_filename_map", None)
+    if not isinstance(cells, dict):
+        return []
+    return ["".join(entry[2]) for name, entry in list(linecache.cache.items()) if name in cells and len(entry) > 2]
+
+
 def _parameters_source(namespace: dict) -> str | None:
-    """The parameters cell's source, from IPython's input history (the last cell declaring annotated names)."""
+    """The parameters cell's source: the last cell run that declares annotated names.
+
+    Read from IPython's input history (``In``), or, where the kernel kept none, from the cells its
+    compiler cached (:func:`_cached_cells`).
+    """
     history = namespace.get("In")
-    if isinstance(history, list):
-        for source in reversed(history):
+    for sources in (history if isinstance(history, list) else [], _cached_cells()):
+        for source in reversed(sources):
             if isinstance(source, str) and _DECLARATION.search(source) and "check_parameters(" not in source:
                 return source
     return None
