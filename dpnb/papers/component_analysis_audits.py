@@ -1,0 +1,141 @@
+"""The sensitivity audits of Jiang et al.'s DP-PCA / DP-LDA: queries, neighbour relations, worst-case pairs.
+
+Each audited statistic is a :class:`Case`: the query, the neighbour relation it is searched under,
+the explicit worst-case record pair of the chapter's derivations (:func:`worst_case_rows`; under
+add/remove the worst record is removed) and the derived exact sensitivity. :meth:`Case.audit_fields`
+gives the fields a grid audit needs (a query, a bound and a worst-case pair per point ``(n, width)``),
+so a notebook builds a :class:`dpnb.book.sensitivity_grid.AuditedBound` as
+``AuditedBound(name, **case.audit_fields(rows, seed=seed, key=key))``.
+
+Under add/remove (:class:`~dpnb.papers.component_analysis.AddRemoveRows`) a dataset carries a last
+presence column; :func:`present` makes a query read it as 0/1 row weights, so its sums run over the
+present rows.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+from dpnb.ground.streams import stream
+from dpnb.ground.validation import check_integer
+from dpnb.papers.component_analysis import (
+    AddRemoveRows,
+    OneHotRows,
+    class_sums,
+    lda_sensitivity,
+    lda_vector,
+    moment_sensitivity,
+    moments_vector,
+    worst_case_rows,
+)
+from dpnb.privacy.audit import LabelledBox, NeighborRelation, ReplaceRowBox
+
+
+def present(query: Callable) -> Callable:
+    """``query`` on the rows an add/remove dataset (or a stack of them) marks present: its last column as weights."""
+    if not callable(query):
+        raise TypeError("query must be callable as query(X, weights=...)")
+    return lambda Z: query(Z[..., :-1], weights=Z[..., -1])
+
+
+def explicit_pair(relation: NeighborRelation, x, x_prime, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` random rows of the relation's domain with row 0 set to ``x``, and the neighbour with row 0 -> ``x_prime``.
+
+    Under add/remove ``x_prime`` carries presence 1 or 0 in its last entry (0: the record is removed).
+    """
+    if not isinstance(relation, NeighborRelation):
+        raise TypeError("relation must be a NeighborRelation")
+    n = check_integer(n_samples, "n_samples")
+    x, x_prime = np.asarray(x, dtype=float), np.asarray(x_prime, dtype=float)
+    if x.ndim != 1 or x.shape != x_prime.shape:
+        raise ValueError(f"x and x_prime must be rows of one length, got shapes {x.shape} and {x_prime.shape}")
+    X = np.stack([relation.random_row(x.size, rng) for _ in range(n)])
+    X[0] = x
+    return X, relation.neighbor(X, 0, x_prime)
+
+
+@dataclass(frozen=True)
+class Case:
+    """One audited statistic: ``query`` searched under ``relation`` from the pair ``(x, x_prime)``.
+
+    ``exact`` is the sensitivity the audit holds it to: the derived value under that relation (a
+    pair or a search above it refutes the derivation).
+    """
+
+    query: Callable
+    relation: NeighborRelation
+    x: np.ndarray
+    x_prime: np.ndarray
+    exact: float
+
+    def pair(self, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:
+        """The worst-case record pair as datasets of ``n`` rows (:func:`explicit_pair`)."""
+        return explicit_pair(self.relation, self.x, self.x_prime, n_samples, rng)
+
+    def audit_fields(self, rows, *, seed, key) -> dict:
+        """Fields of a grid audit at the points ``(n, width)``, ``n`` in ``rows``.
+
+        The worst-case pair's other rows are drawn from ``stream(seed, (key, n))``, so the grid and
+        the search see the same pair at a point.
+        """
+        points = [(check_integer(n, "rows"), self.x.size) for n in rows]
+        if not points:
+            raise ValueError("rows must list at least one dataset size")
+        return {
+            "relation": self.relation,
+            "query": lambda n, width: self.query,
+            "bound": lambda n, width: self.exact,
+            "worst_pair": lambda n, width: self.pair(n, stream(seed, (key, n))),
+            "grid": points,
+            "search_points": points,
+            "stacks": True,
+        }
+
+
+_BOX = ReplaceRowBox(0.0, 1.0)
+_LABELLED = LabelledBox(0.0, 1.0, n_classes=2)
+
+
+def _cases(query, inner, x, x_prime, exact_replace, exact_add_remove) -> dict[str, Case]:
+    return {
+        "replace": Case(query, inner, x, x_prime, float(exact_replace)),
+        "add/remove": Case(
+            present(query), AddRemoveRows(inner), np.append(x, 1.0), np.append(x, 0.0), float(exact_add_remove)
+        ),
+    }
+
+
+def numeric_cases(n_numeric, *, lda: bool) -> dict[str, Case]:
+    """Replace-one and add/remove cases for rows in ``[0, 1]^p``.
+
+    DP-PCA's moments, or (``lda``) DP-LDA's class statistics with a class label per row.
+    """
+    p = check_integer(n_numeric, "n_numeric")
+    query, inner = (lda_vector, _LABELLED) if lda else (moments_vector, _BOX)
+    exact = lda_sensitivity if lda else moment_sensitivity
+    x, x_prime = worst_case_rows(p, between_classes=lda)
+    return _cases(query, inner, x, x_prime, exact(p), exact(p, neighbours="add-remove"))
+
+
+def onehot_cases(n_numeric, group_sizes, *, lda: bool) -> dict[str, Case]:
+    """The same for rows ``[numerics in [0, 1] | one-hot groups (| class label)]``."""
+    p1 = check_integer(n_numeric, "n_numeric", minimum=0)
+    sizes = tuple(group_sizes)
+    query = lda_vector if lda else moments_vector
+    exact = lda_sensitivity if lda else moment_sensitivity
+    relation = OneHotRows(p1, sizes, n_classes=2 if lda else None)
+    x, x_prime = worst_case_rows(p1, sizes, between_classes=lda)
+    return _cases(query, relation, x, x_prime, exact(p1, len(sizes)), exact(p1, len(sizes), neighbours="add-remove"))
+
+
+def _class_counts(Z, weights=None):
+    return class_sums(Z[..., :-1], Z[..., -1], 2, weights)[1]
+
+
+def class_count_cases() -> dict[str, Case]:
+    """The noisy class counts of the corrected DP-LDA (one numeric attribute and a label): sensitivity 2 / 1."""
+    x, x_prime = np.array([1.0, 0.0]), np.array([1.0, 1.0])
+    return _cases(_class_counts, _LABELLED, x, x_prime, 2.0, 1.0)
