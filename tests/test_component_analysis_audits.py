@@ -38,7 +38,7 @@ def test_onehot_pairs_attain_the_exact_sensitivity(lda):
     assert _change(cases["replace"], 3) == pytest.approx(exact, rel=1e-12)
     # the paper's value is too small on this layout (p1 >= 1, p2 >= 2) for DP-PCA
     if not lda:
-        assert exact > moment_sensitivity(2, 3, calibration="paper")
+        assert exact > moment_sensitivity(2, 3, noise_scale="paper")
 
 
 def test_class_counts():

@@ -22,7 +22,6 @@ import numpy as np
 from dpnb.ground.streams import stream
 from dpnb.ground.validation import check_integer
 from dpnb.papers.component_analysis import (
-    AddRemoveRows,
     OneHotRows,
     class_sums,
     lda_sensitivity,
@@ -31,7 +30,7 @@ from dpnb.papers.component_analysis import (
     moments_vector,
     worst_case_rows,
 )
-from dpnb.privacy.audit import LabelledBox, NeighborRelation, ReplaceRowBox
+from dpnb.privacy.audit import AddRemoveRows, LabelledBox, NeighbourRelation, ReplaceRowBox
 
 
 def present(query: Callable) -> Callable:
@@ -41,20 +40,20 @@ def present(query: Callable) -> Callable:
     return lambda Z: query(Z[..., :-1], weights=Z[..., -1])
 
 
-def explicit_pair(relation: NeighborRelation, x, x_prime, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:
+def explicit_pair(relation: NeighbourRelation, x, x_prime, n_samples, rng) -> tuple[np.ndarray, np.ndarray]:
     """``n`` random rows of the relation's domain with row 0 set to ``x``, and the neighbour with row 0 -> ``x_prime``.
 
     Under add/remove ``x_prime`` carries presence 1 or 0 in its last entry (0: the record is removed).
     """
-    if not isinstance(relation, NeighborRelation):
-        raise TypeError("relation must be a NeighborRelation")
+    if not isinstance(relation, NeighbourRelation):
+        raise TypeError("relation must be a NeighbourRelation")
     n = check_integer(n_samples, "n_samples")
     x, x_prime = np.asarray(x, dtype=float), np.asarray(x_prime, dtype=float)
     if x.ndim != 1 or x.shape != x_prime.shape:
         raise ValueError(f"x and x_prime must be rows of one length, got shapes {x.shape} and {x_prime.shape}")
     X = np.stack([relation.random_row(x.size, rng) for _ in range(n)])
     X[0] = x
-    return X, relation.neighbor(X, 0, x_prime)
+    return X, relation.neighbour(X, 0, x_prime)
 
 
 @dataclass(frozen=True)
@@ -66,7 +65,7 @@ class Case:
     """
 
     query: Callable
-    relation: NeighborRelation
+    relation: NeighbourRelation
     x: np.ndarray
     x_prime: np.ndarray
     exact: float
@@ -117,7 +116,7 @@ def numeric_cases(n_numeric, *, lda: bool) -> dict[str, Case]:
     query, inner = (lda_vector, _LABELLED) if lda else (moments_vector, _BOX)
     exact = lda_sensitivity if lda else moment_sensitivity
     x, x_prime = worst_case_rows(p, between_classes=lda)
-    return _cases(query, inner, x, x_prime, exact(p), exact(p, neighbours="add-remove"))
+    return _cases(query, inner, x, x_prime, exact(p), exact(p, neighbours="add-remove-row"))
 
 
 def onehot_cases(n_numeric, group_sizes, *, lda: bool) -> dict[str, Case]:
@@ -128,7 +127,9 @@ def onehot_cases(n_numeric, group_sizes, *, lda: bool) -> dict[str, Case]:
     exact = lda_sensitivity if lda else moment_sensitivity
     relation = OneHotRows(p1, sizes, n_classes=2 if lda else None)
     x, x_prime = worst_case_rows(p1, sizes, between_classes=lda)
-    return _cases(query, relation, x, x_prime, exact(p1, len(sizes)), exact(p1, len(sizes), neighbours="add-remove"))
+    return _cases(
+        query, relation, x, x_prime, exact(p1, len(sizes)), exact(p1, len(sizes), neighbours="add-remove-row")
+    )
 
 
 def _class_counts(Z, weights=None):

@@ -57,8 +57,8 @@ def prepare_adult() -> AdultLayout:
     rows = ~missing.any(axis=1)
     X = adult.X[rows]
     numeric = [names.index(c) for c in NUMERIC]
-    low, high = (bound[numeric] for bound in adult.domain)  # the declared public bounds, never the data's range
-    blocks = [scale_to_box(X[:, numeric], 0.0, 1.0, data_min=low, data_max=high)]
+    low, high = (bound[numeric] for bound in adult.bounds)  # the declared public bounds, never the data's range
+    blocks = [scale_to_box(X[:, numeric], (low, high), output_bounds=(0.0, 1.0))]
     sizes = []
     for c in CATEGORICAL:
         cols = [i for i, f in enumerate(names) if f.startswith(f"{c}=") and f != f"{c}=?"]
