@@ -19,12 +19,13 @@ $(BIN)/.installed: pyproject.toml constraints.txt
 
 venv: $(BIN)/.installed
 
-## make run [PROFILE=fast|paper] [WORKERS=2] [SCHEDULER=tcp://host:port]: execute every notebook with papermill into results/
+## make run [PROFILE=fast|paper] [WORKERS=2] [SCHEDULER=tcp://host:port]: execute every notebook (parameters injected as papermill does) into results/
 run: venv
 	$(BIN)/python -m dpnb.tools.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 
-## make test: lint, unit tests and papermill runs on an emulated other machine, nbval on two more (one of them
-## reordering every reduction: a knife-edge output fails on any host), the book
+## make test: lint (code and format, notebooks included), unit tests and parameterised runs of every notebook on an
+## emulated other machine, nbval on two more (one of them reordering every reduction: a knife-edge output fails on
+## any host), the book
 test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
 	$(BIN)/ruff format --check dpnb tests benchmarks book $(NOTEBOOKS)
