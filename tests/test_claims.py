@@ -45,7 +45,7 @@ def test_declared_table_is_shown_and_every_claim_needs_a_verdict(tmp_path, monke
     t.show_claims()
     (shown,) = shown
     assert "| lemma1 | Paper Lemma 1 | bound $B$ |" in shown and "expected" not in shown
-    t.add("lemma1", "1", "1", "holds")
+    assert t.add("lemma1", "1", "1", "holds") is None  # a cell ending with add() prints no object
     assert t.missing() == ["thm2"]
     with pytest.raises(ValueError, match="never given a verdict: thm2"):
         t.write_json(tmp_path)

@@ -49,6 +49,12 @@ def test_committed_outputs_are_clean(path):
     assert not [o for o in outputs if o.get("name") == "stderr"], "stored stderr (warnings?) output"
     assert "papermill" not in nb.metadata, "a papermill output was committed as the source pair"
     assert path.stat().st_size < 2_500_000, "keep figures small (dpi <= 80)"
+    reprs = [
+        o.data["text/plain"]
+        for o in outputs
+        if o.output_type == "execute_result" and "text/plain" in o.get("data", {}) and len(o.data) == 1
+    ]
+    assert not reprs, f"a cell's last value printed as an object repr (assign it or end with a print): {reprs[:3]}"
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)

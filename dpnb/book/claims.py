@@ -77,8 +77,12 @@ class ClaimTable:
         rows = [{"id": i, "source": s, "statement": st} for i, (s, st) in self._declared.items()]
         show_markdown(markdown_table(rows, columns=("id", "source", "statement")))
 
-    def add(self, id: str, expected: str, measured: str, verdict: str) -> Claim:
-        """Give the declared claim ``id`` its expected value, measurement and verdict (once)."""
+    def add(self, id: str, expected: str, measured: str, verdict: str) -> None:
+        """Give the declared claim ``id`` its expected value, measurement and verdict (once).
+
+        Returns nothing, so that a cell may end with it without printing an object; read a claim
+        back with ``table[id]``.
+        """
         if id not in self._declared:
             raise ValueError(
                 f"claim {id!r} is not declared in {self.notebook!r}; declare it in the ClaimTable first "
@@ -86,9 +90,7 @@ class ClaimTable:
             )
         if id in self._claims:
             raise ValueError(f"claim id {id!r} was already added to {self.notebook!r}; ids must be unique")
-        claim = Claim(self.notebook, id, *self._declared[id], expected, measured, verdict)
-        self._claims[id] = claim
-        return claim
+        self._claims[id] = Claim(self.notebook, id, *self._declared[id], expected, measured, verdict)
 
     def missing(self) -> list[str]:
         """Declared ids that have no verdict yet, in declaration order."""
