@@ -46,7 +46,7 @@ from __future__ import annotations
 import functools
 
 import numpy as np
-from scipy.linalg import eigh, solve_triangular
+from scipy.linalg import get_lapack_funcs
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
 from threadpoolctl import threadpool_limits
 
@@ -213,21 +213,22 @@ def acg_shape(t) -> tuple[np.ndarray, np.ndarray]:
     """KGM's envelope constants for ``exp(-sum_i t_i y_i^2)`` on the sphere, ``t >= 0`` with a zero entry.
 
     ``b`` solves ``sum_i 1 / (b + 2 t_i) = 1`` on ``[1, q]`` (Kent, Ganeiber & Mardia 2013,
-    Sec. 4), by Newton's method from ``b = 1``, which increases monotonically to the root because
-    the left side is convex and decreasing; ``log M = -(q - b) / 2 + (q / 2) log(q / b)``.
-    Vectorised over the leading axes of ``t`` (shape ``(..., q)``).
+    Sec. 4), by Newton's method from ``b = max(1, q - 2 mean(t))``, which increases monotonically to
+    the root because the left side is convex and decreasing; the start is below the root by
+    Jensen's inequality (``sum_i 1 / (b + 2 t_i) >= q / (b + 2 mean(t))``) and because ``1 / b <= 1``
+    at the root. ``log M = -(q - b) / 2 + (q / 2) log(q / b)``. Vectorised over the leading axes of
+    ``t`` (shape ``(..., q)``).
 
     Returns
     -------
     b, log_m : ndarrays of shape ``t.shape[:-1]``
     """
-    t = np.asarray(t, dtype=float)
-    q = t.shape[-1]
-    b = np.ones(t.shape[:-1])
+    t2 = 2.0 * np.asarray(t, dtype=float)
+    q = t2.shape[-1]
+    b = np.clip(q - t2.mean(axis=-1), 1.0, float(q))
     for _ in range(100):
-        inv = 1.0 / (b[..., None] + 2.0 * t)
-        f = inv.sum(axis=-1) - 1.0
-        step = f / np.sum(inv * inv, axis=-1)
+        inv = 1.0 / (b[..., None] + t2)
+        step = (inv.sum(axis=-1) - 1.0) / np.einsum("...i,...i->...", inv, inv)
         b = np.minimum(b + step, float(q))
         if np.all(np.abs(step) <= 1e-13 * b):
             break
@@ -423,10 +424,25 @@ def _lapack_top(M, scale: float) -> np.ndarray:
     overestimate only lowers the envelope's acceptance rate, see :func:`_complement_acg_draw`).
     """
     d = M.shape[1]
-    top = np.array(
-        [eigh(Mi, eigvals_only=True, subset_by_index=[d - 1, d - 1], driver="evr", check_finite=False)[0] for Mi in M]
-    )
+    syevr, work = _syevr(d)
+    top = np.array([syevr(Mi, compute_v=0, range="I", il=d, iu=d, lower=1, **work)[0][0] for Mi in M])
     return top + 8 * d * np.finfo(float).eps * scale
+
+
+@functools.lru_cache(maxsize=1)
+def _trtrs():
+    """LAPACK's ``dtrtrs`` (triangular solve), looked up once."""
+    return get_lapack_funcs("trtrs", (np.empty(0),))
+
+
+@functools.lru_cache(maxsize=8)
+def _syevr(d: int):
+    """LAPACK's ``dsyevr`` and its workspace sizes for ``d x d``: what ``scipy.linalg.eigh`` calls, unchecked."""
+    syevr, syevr_lwork = get_lapack_funcs(("syevr", "syevr_lwork"), (np.empty(0),))
+    lwork, liwork, info = syevr_lwork(d, lower=1)
+    if info != 0:  # pragma: no cover - a workspace query fails only on invalid sizes
+        raise RuntimeError(f"dsyevr workspace query failed (info={info})")
+    return syevr, {"lwork": int(lwork), "liwork": int(liwork)}
 
 
 def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
@@ -470,7 +486,8 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
         if d <= _STACKED_SOLVE_MAX_D:  # one batched call: LAPACK's LU of the triangular L^T is L^T itself
             z = np.linalg.solve(np.swapaxes(chol[pending], 1, 2), e)
         else:  # O(d^2) per chain instead of the LU's O(d^3)
-            z = np.stack([solve_triangular(chol[i], e_i, lower=True, trans="T") for i, e_i in zip(pending, e)])
+            trtrs = _trtrs()  # L^T z = e, as scipy.linalg.solve_triangular(L, e, lower=True, trans="T") calls it
+            z = np.stack([trtrs(chol[i].T, e_i, lower=0, trans=0)[0] for i, e_i in zip(pending, e)])
         z -= U[pending] @ (np.swapaxes(U[pending], 1, 2) @ z)
         y = z / np.linalg.norm(z, axis=1, keepdims=True)
         t_y = c[pending, None] - np.sum(y * (B @ y), axis=1)
@@ -495,15 +512,16 @@ def _gibbs_scans(B, V, n_iter, return_trace, column, rng):
         E_B = _canonical_signs(E_B)
     shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0  # below every eigenvalue of every compression of B
     trace = np.empty((n_iter, n_chains)) if return_trace else None
+    others = [np.delete(np.arange(k), r) for r in range(k)]  # the columns that fix column r's complement
     for it in range(n_iter):
         for r in range(k):
             if k > 1 and column == "exact":
-                x = _complement_acg_draw(B, l_B, E_B, np.delete(V, r, axis=2), shift, rng)
+                x = _complement_acg_draw(B, l_B, E_B, V[:, :, others[r]], shift, rng)
             else:
                 if k == 1:
                     W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
                 else:
-                    lam, W = _complement_eigh(B, np.delete(V, r, axis=2), shift)
+                    lam, W = _complement_eigh(B, V[:, :, others[r]], shift)
                 if column == "exact":
                     y = _acg_draw(lam[:, -1:] - lam, rng)
                 else:
