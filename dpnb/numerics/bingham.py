@@ -445,22 +445,58 @@ def _syevr(d: int):
     return syevr, {"lwork": int(lwork), "liwork": int(liwork)}
 
 
+_RITZ_EXTRA = 4  # the Ritz estimate's subspace: B's top k - 1 + _RITZ_EXTRA eigenvectors, projected off U
+
+
+def _ritz_top(M, E_top, U) -> np.ndarray:
+    """Rayleigh-Ritz estimate of the largest eigenvalue of each ``M`` (:func:`_complement_matrix`), never above it.
+
+    The subspace is spanned by ``E_top`` (``B``'s top eigenvectors, ``(d, p)``) projected onto the
+    complement of ``U``: the compression's top eigenvector lies mostly there. The largest
+    eigenvalue of ``Q^T M Q`` for any orthonormal ``Q`` is at most ``M``'s (Courant-Fischer), so
+    the estimate is a lower bound; a few ``d x p`` products instead of a ``d x d`` factorisation.
+    """
+    Q = np.linalg.qr(E_top - U @ (np.swapaxes(U, 1, 2) @ E_top))[0]
+    return np.linalg.eigvalsh(np.swapaxes(Q, 1, 2) @ (M @ Q))[:, -1]
+
+
+def _acg_envelope(M, c, l_B, k1: int):
+    """``b``, ``log M_b`` and the Cholesky factor of ``G`` for the envelope of :func:`_complement_acg_draw` at ``c``.
+
+    Raises ``numpy.linalg.LinAlgError`` if ``G`` is not positive definite (``c + b / 2`` not above
+    the compression's top eigenvalue): then the envelope would not dominate.
+    """
+    t_est = np.maximum(c[:, None] - l_B[::-1][None, k1:], 0.0)
+    t_est[:, 0] = 0.0
+    b, log_m = acg_shape(t_est)
+    G = (1.0 + 2.0 * c / b)[:, None, None] * np.eye(M.shape[1]) - (2.0 / b)[:, None, None] * M
+    return b, log_m, np.linalg.cholesky(G)
+
+
 def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
     """One exact draw per chain from ``exp(v^T B v)`` on the unit sphere of the complement of ``U``.
 
     The rejection sampler of :func:`_acg_draw` (KGM 2013, Sec. 4) without the complement's
-    eigendecomposition. With ``c`` the largest eigenvalue of the compression
-    (:func:`_compression_top`) and ``T = c I - N^T B N`` (positive semidefinite), the envelope is
-    the angular central Gaussian with ``Omega = I + 2 T / b``: ``exp(-y^T T y) <= M_b (y^T Omega
-    y)^{-q/2}`` with ``log M_b = -(q - b) / 2 + (q / 2) log(q / b)`` holds for *every* ``b`` in
-    ``(0, q]``, so ``b`` only tunes the acceptance rate; it is solved (:func:`acg_shape`) from the
-    interlacing estimates ``t_j = c - l_(k - 1 + j)`` of ``T``'s eigenvalues. The matrix
+    eigendecomposition. With ``c`` an estimate of the largest eigenvalue ``lambda`` of the
+    compression ``N^T B N`` and ``T = c I - N^T B N``, the envelope is the angular central Gaussian
+    with ``Omega = I + 2 T / b``. Writing ``x = y^T T y`` for a unit ``y``, ``y^T Omega y = 1 + 2 x / b``
+    and ``log(exp(-x) (1 + 2 x / b)^{q/2})`` is concave in ``x > -b / 2`` with its maximum
+    ``log M_b = -(q - b) / 2 + (q / 2) log(q / b)`` at ``x = (q - b) / 2``: the bound
+    ``exp(-y^T T y) <= M_b (y^T Omega y)^{-q/2}`` holds for *every* ``b`` in ``(0, q]`` and every
+    ``c > lambda - b / 2``, i.e. whenever ``Omega`` is positive definite. So ``b`` and ``c`` only
+    tune the acceptance rate; ``b`` is solved (:func:`acg_shape`) from the interlacing estimates
+    ``t_j = c - l_(k - 1 + j)`` of ``T``'s eigenvalues. ``c`` is the Rayleigh-Ritz estimate
+    (:func:`_ritz_top`, at most ``lambda`` and in practice within a few per cent of ``b / 2`` of
+    it); the Cholesky factorisation below proves ``Omega`` positive definite, and if it fails ``c``
+    is recomputed as an upper bound of ``lambda`` (LAPACK's top eigenvalue of the compression plus
+    its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count,
+    ``_compression_top``), for which ``Omega`` is positive definite. The matrix
     ``G = (1 + 2 c / b) I - (2 / b) M``, ``M`` from :func:`_complement_matrix`, equals ``Omega`` on
-    the complement and maps ``U``'s span to itself (positive definite there, as ``shift < c``), so
-    with ``G = L L^T`` the complement part of ``z = L^{-T} e``, ``e ~ N(0, I_d)``, is the envelope's
-    Gaussian. A proposal ``y`` (that part, normalised) is accepted with
+    the complement and maps ``U``'s span to itself (positive definite there, as ``shift`` is far
+    below ``c``), so with ``G = L L^T`` the complement part of ``z = L^{-T} e``, ``e ~ N(0, I_d)``, is
+    the envelope's Gaussian. A proposal ``y`` (that part, normalised) is accepted with
     ``exp(-y^T T y) (y^T Omega y)^{q/2} / M_b``, where ``y^T T y = c - y^T B y``. Cost per chain:
-    one Cholesky factorisation instead of a full ``eigh``.
+    one Cholesky factorisation and a few ``d x (k + 4)`` products, no eigendecomposition.
 
     Returns
     -------
@@ -469,14 +505,15 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
     m, d, k1 = U.shape
     q = d - k1
     M = _complement_matrix(B, U, shift)
-    if d <= _LAPACK_TOP_MAX_D:
-        c = _lapack_top(M, max(np.abs(l_B).max(), abs(shift)))
-    else:
-        c = _compression_top(l_B, E_B, U)
-    t_est = np.maximum(c[:, None] - l_B[::-1][None, k1:], 0.0)
-    t_est[:, 0] = 0.0
-    b, log_m = acg_shape(t_est)
-    chol = np.linalg.cholesky((1.0 + 2.0 * c / b)[:, None, None] * np.eye(d) - (2.0 / b)[:, None, None] * M)
+    c = _ritz_top(M, E_B[:, -min(d, k1 + _RITZ_EXTRA) :], U)
+    try:
+        b, log_m, chol = _acg_envelope(M, c, l_B, k1)
+    except np.linalg.LinAlgError:  # the estimate is too far below: an upper bound instead
+        if d <= _LAPACK_TOP_MAX_D:
+            c = _lapack_top(M, max(np.abs(l_B).max(), abs(shift)))
+        else:
+            c = _compression_top(l_B, E_B, U)
+        b, log_m, chol = _acg_envelope(M, c, l_B, k1)
     out = np.empty((m, d))
     pending = np.arange(m)
     for _ in range(_MAX_REJECTION_ROUNDS):
@@ -491,10 +528,10 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
         z -= U[pending] @ (np.swapaxes(U[pending], 1, 2) @ z)
         y = z / np.linalg.norm(z, axis=1, keepdims=True)
         t_y = c[pending, None] - np.sum(y * (B @ y), axis=1)
-        if np.any(t_y < -1e-9 * np.maximum(1.0, np.abs(c[pending, None]))):  # the envelope would not dominate
-            raise RuntimeError("the compression's top eigenvalue was underestimated; the draw would not be exact")
-        t_y = np.maximum(t_y, 0.0)
-        log_acc = -t_y + q / 2 * np.log1p(2.0 * t_y / b[pending, None]) - log_m[pending, None]
+        ratio = 2.0 * t_y / b[pending, None]  # y^T Omega y - 1
+        if np.any(ratio <= -1.0):  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
+            raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
+        log_acc = -t_y + q / 2 * np.log1p(ratio) - log_m[pending, None]
         accept = np.log(rng.random((pending.size, proposals))) < log_acc
         done = accept.any(axis=1)
         first = np.argmax(accept, axis=1)
