@@ -352,10 +352,27 @@ def test_gibbs_rejects_unknown_column_update():
         bingham_gibbs(np.eye(3), 2, column="gibbs")
 
 
-def test_exact_columns_stacked_solve_matches_the_triangular_loop(monkeypatch):
-    A = np.random.default_rng(3).standard_normal((6, 6))
+def test_acg_proposals_match_a_numpy_round():
+    rng = np.random.default_rng(22)
+    m, d, k1, p = 6, 9, 3, 4
+    A = rng.standard_normal((d, d))
     B = A + A.T
-    stacked = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=1)
-    monkeypatch.setattr(bingham, "_STACKED_SOLVE_MAX_D", 0)  # every chain through solve_triangular
-    looped = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=1)
-    np.testing.assert_allclose(stacked, looped, rtol=0, atol=1e-12)
+    U = np.linalg.qr(rng.standard_normal((m, d, k1)))[0]
+    chol = np.linalg.cholesky(np.eye(d) + 0.1 * np.einsum("mij,mkj->mik", *(2 * [rng.standard_normal((m, d, d))])))
+    e = rng.standard_normal((m, d, p))
+    c, b, log_m = rng.uniform(5, 9, m), rng.uniform(1, 3, m), rng.uniform(0, 2, m)
+    log_u = np.log(rng.random((m, p)))
+    log_u[:2] = np.inf  # the first two chains accept none
+    z = np.linalg.solve(np.swapaxes(chol, 1, 2), e)
+    z -= U @ (np.swapaxes(U, 1, 2) @ z)
+    y = z / np.linalg.norm(z, axis=1, keepdims=True)
+    t = c[:, None] - np.sum(y * (B @ y), axis=1)
+    accept = log_u < -t + (d - k1) / 2 * np.log1p(2 * t / b[:, None]) - log_m[:, None]
+    assert accept.any(axis=1).any() and not accept.any(axis=1).all()
+    out = np.zeros((m + 2, d))
+    rows = np.arange(m) + 2
+    first = bingham._acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows)
+    np.testing.assert_array_equal(first, np.where(accept.any(axis=1), np.argmax(accept, axis=1), -1))
+    for i in np.flatnonzero(first >= 0):
+        np.testing.assert_allclose(out[rows[i]], y[i, :, first[i]], rtol=1e-10, atol=1e-12)
+    assert not out[rows[first < 0]].any() and not out[:2].any()

@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import functools
 
+import numba
 import numpy as np
 from scipy.linalg import get_lapack_funcs
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
@@ -223,16 +224,35 @@ def acg_shape(t) -> tuple[np.ndarray, np.ndarray]:
     -------
     b, log_m : ndarrays of shape ``t.shape[:-1]``
     """
-    t2 = 2.0 * np.asarray(t, dtype=float)
-    q = t2.shape[-1]
-    b = np.clip(q - t2.mean(axis=-1), 1.0, float(q))
-    for _ in range(100):
-        inv = 1.0 / (b[..., None] + t2)
-        step = (inv.sum(axis=-1) - 1.0) / np.einsum("...i,...i->...", inv, inv)
-        b = np.minimum(b + step, float(q))
-        if np.all(np.abs(step) <= 1e-13 * b):
-            break
+    t = np.asarray(t, dtype=float)
+    q = t.shape[-1]
+    b = _acg_newton(np.ascontiguousarray(t.reshape(-1, q))).reshape(t.shape[:-1])
     return b, -(q - b) / 2 + q / 2 * np.log(q / b)
+
+
+@numba.njit(cache=True, nogil=True)
+def _acg_newton(t):  # pragma: no cover - compiled
+    """:func:`acg_shape`'s Newton iteration for each row of ``t`` (shape ``(m, q)``), to a relative step of 1e-13."""
+    m, q = t.shape
+    b = np.empty(m)
+    for i in range(m):
+        mean = 0.0
+        for j in range(q):
+            mean += t[i, j]
+        bi = min(max(q - 2.0 * mean / q, 1.0), float(q))
+        for _ in range(100):
+            s1 = 0.0
+            s2 = 0.0
+            for j in range(q):
+                inv = 1.0 / (bi + 2.0 * t[i, j])
+                s1 += inv
+                s2 += inv * inv
+            step = (s1 - 1.0) / s2
+            bi = min(bi + step, float(q))
+            if abs(step) <= 1e-13 * bi:
+                break
+        b[i] = bi
+    return b
 
 
 def _acg_draw(t, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
@@ -409,7 +429,6 @@ def _compression_top(l_B, E_B, U, n_bisect: int = 64) -> np.ndarray:
     return hi
 
 
-_STACKED_SOLVE_MAX_D = 32  # below this dimension a stacked solve beats a Python loop of triangular solves
 _LAPACK_TOP_MAX_D = (
     256  # up to here LAPACK's top eigenvalue beats the bisection (d = 77: 0.1 ms vs 11 ms; 494: 53 vs 21)
 )
@@ -427,12 +446,6 @@ def _lapack_top(M, scale: float) -> np.ndarray:
     syevr, work = _syevr(d)
     top = np.array([syevr(Mi, compute_v=0, range="I", il=d, iu=d, lower=1, **work)[0][0] for Mi in M])
     return top + 8 * d * np.finfo(float).eps * scale
-
-
-@functools.lru_cache(maxsize=1)
-def _trtrs():
-    """LAPACK's ``dtrtrs`` (triangular solve), looked up once."""
-    return get_lapack_funcs("trtrs", (np.empty(0),))
 
 
 @functools.lru_cache(maxsize=8)
@@ -473,6 +486,61 @@ def _acg_envelope(M, c, l_B, k1: int):
     return b, log_m, np.linalg.cholesky(G)
 
 
+@numba.njit(cache=True, nogil=True)
+def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no cover - compiled
+    """One round of :func:`_complement_acg_draw`'s rejection step for each chain, in one compiled pass.
+
+    Chain ``i`` solves ``L^T z = e_j`` (``L = chol[i]``, lower) for its proposals ``j`` in order,
+    projects ``z`` off ``U[i]``, normalises it to ``y`` and accepts it if
+    ``log_u[i, j] < -t + (q / 2) log(1 + 2 t / b) - log M_b`` with ``t = c - y^T B y``; the first
+    accepted ``y`` is written to ``out[rows[i]]``. Returns, per chain, the accepted proposal's index,
+    -1 if none was accepted, or -2 if ``y^T Omega y = 1 + 2 t / b`` was not positive.
+    """
+    m, d, p = e.shape
+    k1 = U.shape[2]
+    q = d - k1
+    first = np.full(m, -1)
+    w = np.empty(d)
+    z = np.empty(d)
+    for i in range(m):
+        L = chol[i]
+        for j in range(p):
+            for a in range(d):
+                w[a] = e[i, a, j]
+            for a in range(d - 1, -1, -1):  # back substitution with L^T, reading the rows of L
+                za = w[a] / L[a, a]
+                z[a] = za
+                for r in range(a):
+                    w[r] -= L[a, r] * za
+            for col in range(k1):  # z -= U U^T z
+                dot = 0.0
+                for a in range(d):
+                    dot += U[i, a, col] * z[a]
+                for a in range(d):
+                    z[a] -= dot * U[i, a, col]
+            norm2 = 0.0
+            for a in range(d):
+                norm2 += z[a] * z[a]
+            inv_norm = 1.0 / np.sqrt(norm2)
+            yby = 0.0
+            for a in range(d):
+                row = 0.0
+                for r in range(d):
+                    row += B[a, r] * z[r]
+                yby += z[a] * row
+            t = c[i] - yby * inv_norm * inv_norm
+            ratio = 2.0 * t / b[i]
+            if ratio <= -1.0:
+                first[i] = -2
+                break
+            if log_u[i, j] < -t + q / 2 * np.log1p(ratio) - log_m[i]:
+                for a in range(d):
+                    out[rows[i], a] = z[a] * inv_norm
+                first[i] = j
+                break
+    return first
+
+
 def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
     """One exact draw per chain from ``exp(v^T B v)`` on the unit sphere of the complement of ``U``.
 
@@ -503,7 +571,6 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
     ndarray of shape (m, d), unit vectors orthogonal to ``U``.
     """
     m, d, k1 = U.shape
-    q = d - k1
     M = _complement_matrix(B, U, shift)
     c = _ritz_top(M, E_B[:, -min(d, k1 + _RITZ_EXTRA) :], U)
     try:
@@ -520,23 +587,13 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
         if pending.size == 0:
             return out
         e = rng.standard_normal((pending.size, d, proposals))
-        if d <= _STACKED_SOLVE_MAX_D:  # one batched call: LAPACK's LU of the triangular L^T is L^T itself
-            z = np.linalg.solve(np.swapaxes(chol[pending], 1, 2), e)
-        else:  # O(d^2) per chain instead of the LU's O(d^3)
-            trtrs = _trtrs()  # L^T z = e, as scipy.linalg.solve_triangular(L, e, lower=True, trans="T") calls it
-            z = np.stack([trtrs(chol[i].T, e_i, lower=0, trans=0)[0] for i, e_i in zip(pending, e)])
-        z -= U[pending] @ (np.swapaxes(U[pending], 1, 2) @ z)
-        y = z / np.linalg.norm(z, axis=1, keepdims=True)
-        t_y = c[pending, None] - np.sum(y * (B @ y), axis=1)
-        ratio = 2.0 * t_y / b[pending, None]  # y^T Omega y - 1
-        if np.any(ratio <= -1.0):  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
+        log_u = np.log(rng.random((pending.size, proposals)))
+        first = _acg_proposals(
+            chol[pending], U[pending], B, e, log_u, c[pending], b[pending], log_m[pending], out, pending
+        )
+        if np.any(first == -2):  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
             raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
-        log_acc = -t_y + q / 2 * np.log1p(ratio) - log_m[pending, None]
-        accept = np.log(rng.random((pending.size, proposals))) < log_acc
-        done = accept.any(axis=1)
-        first = np.argmax(accept, axis=1)
-        out[pending[done]] = y[done, :, first[done]]
-        pending = pending[~done]
+        pending = pending[first < 0]
     raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
 
 
