@@ -370,8 +370,9 @@ def test_acg_proposals_match_a_numpy_round():
     accept = log_u < -t + (d - k1) / 2 * np.log1p(2 * t / b[:, None]) - log_m[:, None]
     assert accept.any(axis=1).any() and not accept.any(axis=1).all()
     out = np.zeros((m + 2, d))
-    rows = np.arange(m) + 2
-    first = bingham._acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows)
+    rows = np.arange(m) + 2  # the chains' rows in the full arrays
+    pad = lambda x: np.concatenate([np.zeros((2,) + x.shape[1:]), x])  # noqa: E731 - two chains not pending
+    first = bingham._acg_proposals(pad(chol), pad(U), B, e, log_u, pad(c), pad(b), pad(log_m), out, rows)
     np.testing.assert_array_equal(first, np.where(accept.any(axis=1), np.argmax(accept, axis=1), -1))
     for i in np.flatnonzero(first >= 0):
         np.testing.assert_allclose(out[rows[i]], y[i, :, first[i]], rtol=1e-10, atol=1e-12)

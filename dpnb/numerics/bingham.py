@@ -488,13 +488,14 @@ def _acg_envelope(M, c, l_B, k1: int):
 
 @numba.njit(cache=True, nogil=True)
 def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no cover - compiled
-    """One round of :func:`_complement_acg_draw`'s rejection step for each chain, in one compiled pass.
+    """One round of :func:`_complement_acg_draw`'s rejection step for the chains ``rows``, in one compiled pass.
 
-    Chain ``i`` solves ``L^T z = e_j`` (``L = chol[i]``, lower) for its proposals ``j`` in order,
-    projects ``z`` off ``U[i]``, normalises it to ``y`` and accepts it if
-    ``log_u[i, j] < -t + (q / 2) log(1 + 2 t / b) - log M_b`` with ``t = c - y^T B y``; the first
-    accepted ``y`` is written to ``out[rows[i]]``. Returns, per chain, the accepted proposal's index,
-    -1 if none was accepted, or -2 if ``y^T Omega y = 1 + 2 t / b`` was not positive.
+    For the ``i``-th pending chain ``h = rows[i]``: solves ``L^T z = e[i, :, j]`` (``L = chol[h]``,
+    lower) for its proposals ``j`` in order, projects ``z`` off ``U[h]``, normalises it to ``y``
+    and accepts it if ``log_u[i, j] < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
+    ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns, per pending
+    chain, the accepted proposal's index, -1 if none was accepted, or -2 if
+    ``y^T Omega y = 1 + 2 t / b`` was not positive.
     """
     m, d, p = e.shape
     k1 = U.shape[2]
@@ -503,7 +504,8 @@ def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no 
     w = np.empty(d)
     z = np.empty(d)
     for i in range(m):
-        L = chol[i]
+        h = rows[i]
+        L = chol[h]
         for j in range(p):
             for a in range(d):
                 w[a] = e[i, a, j]
@@ -515,9 +517,9 @@ def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no 
             for col in range(k1):  # z -= U U^T z
                 dot = 0.0
                 for a in range(d):
-                    dot += U[i, a, col] * z[a]
+                    dot += U[h, a, col] * z[a]
                 for a in range(d):
-                    z[a] -= dot * U[i, a, col]
+                    z[a] -= dot * U[h, a, col]
             norm2 = 0.0
             for a in range(d):
                 norm2 += z[a] * z[a]
@@ -528,14 +530,14 @@ def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no 
                 for r in range(d):
                     row += B[a, r] * z[r]
                 yby += z[a] * row
-            t = c[i] - yby * inv_norm * inv_norm
-            ratio = 2.0 * t / b[i]
+            t = c[h] - yby * inv_norm * inv_norm
+            ratio = 2.0 * t / b[h]
             if ratio <= -1.0:
                 first[i] = -2
                 break
-            if log_u[i, j] < -t + q / 2 * np.log1p(ratio) - log_m[i]:
+            if log_u[i, j] < -t + q / 2 * np.log1p(ratio) - log_m[h]:
                 for a in range(d):
-                    out[rows[i], a] = z[a] * inv_norm
+                    out[h, a] = z[a] * inv_norm
                 first[i] = j
                 break
     return first
@@ -588,9 +590,7 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
             return out
         e = rng.standard_normal((pending.size, d, proposals))
         log_u = np.log(rng.random((pending.size, proposals)))
-        first = _acg_proposals(
-            chol[pending], U[pending], B, e, log_u, c[pending], b[pending], log_m[pending], out, pending
-        )
+        first = _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, pending)
         if np.any(first == -2):  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
             raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
         pending = pending[first < 0]
