@@ -386,9 +386,11 @@ def _complement_matrix(B, U, shift) -> np.ndarray:
     for any orthonormal basis ``N`` of the complement.
     """
     BU = B @ U
-    Y = BU - U @ (np.swapaxes(U, 1, 2) @ BU + shift * np.eye(U.shape[2])) / 2
-    M = B - np.concatenate([Y, U], axis=2) @ np.swapaxes(np.concatenate([U, Y], axis=2), 1, 2)  # B - Y U^T - U Y^T
-    return (M + np.swapaxes(M, 1, 2)) / 2
+    H = np.swapaxes(U, 1, 2) @ BU
+    diagonal = np.arange(U.shape[2])
+    H[:, diagonal, diagonal] += shift
+    W = (BU - U @ (H / 2)) @ np.swapaxes(U, 1, 2)  # Y U^T
+    return B - (W + np.swapaxes(W, 1, 2))  # B - Y U^T - U Y^T, exactly symmetric as B is
 
 
 def _complement_eigh(B, U, shift):
@@ -482,7 +484,9 @@ def _acg_envelope(M, c, l_B, k1: int):
     t_est = np.maximum(c[:, None] - l_B[::-1][None, k1:], 0.0)
     t_est[:, 0] = 0.0
     b, log_m = acg_shape(t_est)
-    G = (1.0 + 2.0 * c / b)[:, None, None] * np.eye(M.shape[1]) - (2.0 / b)[:, None, None] * M
+    G = M * (-2.0 / b)[:, None, None]
+    diagonal = np.arange(M.shape[1])
+    G[:, diagonal, diagonal] += (1.0 + 2.0 * c / b)[:, None]
     return b, log_m, np.linalg.cholesky(G)
 
 
