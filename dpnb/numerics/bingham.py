@@ -502,12 +502,12 @@ def _acg_envelope(M, c, l_B, k1: int):
 
 
 @numba.njit(cache=True, nogil=True)
-def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no cover - compiled
+def _acg_proposals(chol, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cover - compiled
     """One round of :func:`_complement_acg_draw`'s rejection step for the chains ``rows``, in one compiled pass.
 
     For the ``i``-th pending chain ``h = rows[i]``: solves ``L^T z = e[i, :, j]`` (``L = chol[h]``,
     lower) for its proposals ``j`` in order, projects ``z`` off ``U[h]``, normalises it to ``y``
-    and accepts it if ``log_u[i, j] < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
+    and accepts it if ``log(u[i, j]) < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
     ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns, per pending
     chain, the accepted proposal's index, -1 if none was accepted, or -2 if
     ``y^T Omega y = 1 + 2 t / b`` was not positive.
@@ -550,7 +550,7 @@ def _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, rows):  # pragma: no 
             if ratio <= -1.0:
                 first[i] = -2
                 break
-            if log_u[i, j] < -t + q / 2 * np.log1p(ratio) - log_m[h]:
+            if np.log(u[i, j]) < -t + q / 2 * np.log1p(ratio) - log_m[h]:
                 for a in range(d):
                     out[h, a] = z[a] * inv_norm
                 first[i] = j
@@ -604,9 +604,8 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
         if pending.size == 0:
             return out
         e = rng.standard_normal((pending.size, d, proposals))
-        log_u = np.log(rng.random((pending.size, proposals)))
-        first = _acg_proposals(chol, U, B, e, log_u, c, b, log_m, out, pending)
-        if np.any(first == -2):  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
+        first = _acg_proposals(chol, U, B, e, rng.random((pending.size, proposals)), c, b, log_m, out, pending)
+        if first.min() == -2:  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
             raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
         pending = pending[first < 0]
     raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
@@ -624,18 +623,18 @@ def _gibbs_scans(B, V, n_iter, return_trace, column, rng):
     others = [np.delete(np.arange(k), r) for r in range(k)]  # the columns that fix column r's complement
     for it in range(n_iter):
         for r in range(k):
-            if k > 1 and column == "exact":
-                x = _complement_acg_draw(B, l_B, E_B, V[:, :, others[r]], shift, rng)
+            if k > 1 and column == "exact":  # unit vectors already (normalised in the compiled round)
+                V[:, :, r] = _complement_acg_draw(B, l_B, E_B, V[:, :, others[r]], shift, rng)
+                continue
+            if k == 1:
+                W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
             else:
-                if k == 1:
-                    W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
-                else:
-                    lam, W = _complement_eigh(B, V[:, :, others[r]], shift)
-                if column == "exact":
-                    y = _acg_draw(lam[:, -1:] - lam, rng)
-                else:
-                    y = _vector_scan(np.einsum("mdq,md->mq", W, V[:, :, r]), lam, rng)
-                x = np.einsum("mdq,mq->md", W, y)
+                lam, W = _complement_eigh(B, V[:, :, others[r]], shift)
+            if column == "exact":
+                y = _acg_draw(lam[:, -1:] - lam, rng)
+            else:
+                y = _vector_scan(np.einsum("mdq,md->mq", W, V[:, :, r]), lam, rng)
+            x = np.einsum("mdq,mq->md", W, y)
             V[:, :, r] = x / np.linalg.norm(x, axis=1, keepdims=True)
         if k > 1 and it % 20 == 19:  # re-orthonormalise against rounding drift, keeping each column's orientation
             Q, R = np.linalg.qr(V)
