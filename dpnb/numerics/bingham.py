@@ -27,12 +27,14 @@ Sec. 2-3) gives a Gibbs sampler:
 The complement's eigenbasis is the eigenbasis of ``P B P + s U U^T`` (``U = V_{-r}``,
 ``P = I - U U^T``, ``s`` below the spectrum of ``B``), whose ``k - 1`` smallest eigenvectors span
 ``U``: no QR and no ``N^T B N`` product are needed, one ``d x d`` ``eigh`` per column update of
-Hoff's scan. The exact column draw (``_complement_acg_draw``) needs no eigenvectors at all: the
-largest eigenvalue of the compression (LAPACK's top eigenvalue of ``P B P + s U U^T`` plus a bound
-on its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count in
-the fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step) and one Cholesky factorisation of
-``d x d`` per update, about a third of an ``eigh``'s cost.
-Everything is vectorised over independent chains.
+Hoff's scan. The exact column draw (``_complement_acg_draw``) needs no eigendecomposition at all:
+a Rayleigh-Ritz estimate of the compression's largest eigenvalue on ``B``'s top ``k + 3``
+eigenvectors projected off ``U`` (``_ritz_top``), which the envelope needs only to within ``b / 2``
+below, and one Cholesky factorisation of ``d x d`` per update, which proves that; if it does not,
+an upper bound of the eigenvalue (LAPACK's top eigenvalue of ``P B P + s U U^T`` plus a bound on
+its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count in the
+fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step). Its rejection round is
+compiled (``_acg_proposals``). Everything is vectorised over independent chains.
 
 The module also holds an exact sampler for ``k = 1`` (:func:`vector_bingham_exact`, rejection
 from an angular central Gaussian, Kent, Ganeiber & Mardia 2013), the exact references used to
