@@ -9,6 +9,10 @@ ratio with the CPU and BLAS kernel. The two fits are different mechanisms (PPCA 
 subspace from the matrix Bingham distribution with the whole budget; diffprivlib draws one
 direction at a time with ``epsilon / 8`` each, after a private mean): the comparison is the cost
 of what a user would pick instead. Skipped, with a message, when diffprivlib is not installed.
+
+First, one Gibbs column update (the exact conditional draw of ``column="exact"``, on the PPCA parameter
+of 10,000 rows, from a chain's state after 10 scans) is timed against the ``d x d`` Cholesky
+factorisation it contains, its arithmetic floor: the ratio is the update's overhead.
 """
 
 from __future__ import annotations
@@ -21,7 +25,8 @@ from threadpoolctl import threadpool_limits
 
 from benchmarks.gram_floor import interleaved_medians, machine
 from dpnb.book.report import markdown_table
-from dpnb.papers.private_pca import PPCA
+from dpnb.numerics import bingham
+from dpnb.papers.private_pca import PPCA, second_moment
 
 GOAL = 2.0
 D, K, EPSILON = 77, 8, 1.0
@@ -42,6 +47,29 @@ def fits(n: int, seed: int = 0) -> dict:
     return {"dpnb PPCA": lambda: PPCA(K, EPSILON, random_state=0).fit(X), "diffprivlib PCA": theirs}
 
 
+def update_against_cholesky(n: int = 10_000, updates: int = 200, repeat: int = 5) -> dict:
+    """Median seconds of one column update and of one ``d x d`` Cholesky factorisation, interleaved."""
+    X = (2 * np.random.default_rng(0).random((n, D)) - 1) / np.sqrt(D)
+    B = n * EPSILON / 2 * second_moment(X)
+    l_B, E_B = np.linalg.eigh(B)
+    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    V = bingham.bingham_gibbs(B, K, n_iter=10, column="exact", random_state=0)
+    U = np.ascontiguousarray(V[:, :, 1:])
+    spd = np.eye(D) + B / np.abs(l_B).max()
+    rng = np.random.default_rng(1)
+
+    def update():
+        for _ in range(updates):
+            bingham._complement_acg_draw(B, l_B, E_B, U, shift, rng)
+
+    def cholesky():
+        for _ in range(updates):
+            np.linalg.cholesky(spd)
+
+    seconds = interleaved_medians({"update": update, "cholesky": cholesky}, repeat)
+    return {name: value / updates for name, value in seconds.items()}
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="*", default=[1_000, 10_000, 100_000, 500_000])
@@ -52,6 +80,13 @@ def main(argv=None) -> None:
     except ImportError:
         print("diffprivlib is not installed: PPCA comparison skipped")
         return
+    with threadpool_limits(1):
+        one = update_against_cholesky()
+    print(
+        f"one column update (d = {D}, k = {K}) / one {D} x {D} Cholesky factorisation: "
+        f"{one['update'] / one['cholesky']:.1f}",
+        flush=True,
+    )
     rows = []
     for n in args.rows:
         with threadpool_limits(1):

@@ -265,18 +265,63 @@ def test_complement_acg_draw_matches_the_eigenbasis_draw():
         assert stats.ks_2samp((x @ v) ** 2, (ref @ v) ** 2).pvalue > 1 - LEVEL
 
 
+def _acg_law_case(seed):
+    """B (5 x 5), its eigenpairs, the shift, one U (2 columns) for 20000 chains, and the eigenbasis reference."""
+    rng = np.random.default_rng(seed)
+    Q = np.linalg.qr(rng.standard_normal((5, 5)))[0]
+    B = Q @ np.diag([8.0, 5.0, 3.0, 1.0, 0.0]) @ Q.T
+    l_B, E_B = np.linalg.eigh(B)
+    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    U = np.broadcast_to(np.linalg.qr(rng.standard_normal((5, 2)))[0], (20000, 5, 2)).copy()
+    lam, W = _complement_eigh(B, U[:1], shift)
+    ref = np.einsum("dq,mq->md", W[0], _acg_draw(np.tile(lam[0, -1] - lam[0], (20000, 1)), rng))
+    return B, l_B, E_B, shift, U, lam[0, -1], W[0], ref, rng
+
+
+@pytest.mark.parametrize("below", [0.0, 0.45])
+def test_complement_acg_draw_is_exact_with_c_below_the_top(below, monkeypatch):
+    # c anywhere above lambda - b / 2 (b >= 1 here) keeps the envelope dominating: the same law, no fallback
+    B, l_B, E_B, shift, U, top, W, ref, rng = _acg_law_case(19)
+    monkeypatch.setattr(bingham, "_ritz_top", lambda M, E, U: np.full(M.shape[0], top - below))
+    monkeypatch.setattr(bingham, "_lapack_top", lambda M, scale: pytest.fail("fell back to LAPACK's top eigenvalue"))
+    x = _complement_acg_draw(B, l_B, E_B, U, shift, rng)
+    np.testing.assert_allclose(np.einsum("md,mdk->mk", x, U), 0.0, atol=1e-12)
+    for v in W.T:
+        assert stats.ks_2samp((x @ v) ** 2, (ref @ v) ** 2).pvalue > 1 - LEVEL
+
+
 @pytest.mark.parametrize("top", ["bisection", "lapack"])
-def test_complement_acg_draw_refuses_an_envelope_that_does_not_dominate(top, monkeypatch):
-    B = np.diag([6.0, 3.0, 1.0, 0.0])
-    U = np.broadcast_to(np.eye(4)[:, 3:], (200, 4, 1))  # the complement holds e_1: its top eigenvalue is 6
-    l_B, E = np.linalg.eigh(B)
+def test_complement_acg_draw_falls_back_when_the_estimate_is_far_below(top, monkeypatch):
+    # an estimate below lambda - b / 2 leaves G indefinite: the Cholesky factorisation fails, c becomes an upper bound
+    B, l_B, E_B, shift, U, exact_top, W, ref, rng = _acg_law_case(20)
+    monkeypatch.setattr(bingham, "_ritz_top", lambda M, E, U: np.full(M.shape[0], exact_top - 50.0))
+    calls = []
     if top == "bisection":
         monkeypatch.setattr(bingham, "_LAPACK_TOP_MAX_D", 0)
-        l_B, E = np.linalg.eigh(0.9 * B)  # a spectrum 10% too small puts c at 5.4 < 6
+        bisect = bingham._compression_top
+        monkeypatch.setattr(bingham, "_compression_top", lambda *a: calls.append(1) or bisect(*a))
     else:
-        monkeypatch.setattr(bingham, "_lapack_top", lambda M, scale: np.full(M.shape[0], 5.4))
-    with pytest.raises(RuntimeError, match="underestimated"):
-        _complement_acg_draw(B, l_B, E, U, -10.0, np.random.default_rng(17))
+        lapack = bingham._lapack_top
+        monkeypatch.setattr(bingham, "_lapack_top", lambda *a: calls.append(1) or lapack(*a))
+    x = _complement_acg_draw(B, l_B, E_B, U, shift, rng)
+    assert calls == [1]
+    for v in W.T:
+        assert stats.ks_2samp((x @ v) ** 2, (ref @ v) ** 2).pvalue > 1 - LEVEL
+
+
+def test_ritz_top_never_above_the_compressed_eigenvalue():
+    rng = np.random.default_rng(21)
+    A = rng.standard_normal((9, 9)) * 1e3
+    B = A + A.T
+    l_B, E_B = np.linalg.eigh(B)
+    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    U = np.concatenate([np.linalg.qr(rng.standard_normal((40, 9, 3)))[0], E_B[None, :, -3:]])  # last: B's top three
+    M = bingham._complement_matrix(B, U, shift)
+    exact = np.linalg.eigvalsh(M)[:, -1]
+    ritz = bingham._ritz_top(M, E_B[:, -5:], U)
+    assert np.all(ritz <= exact * (1 + 1e-12) + 1e-9)
+    np.testing.assert_allclose(ritz[-1], l_B[-4], rtol=1e-12)  # the top of the complement of B's top three
+    assert np.median((exact - ritz) / (l_B[-1] - l_B[0])) < 0.05  # and close: the envelope's acceptance rate
 
 
 def test_lapack_top_never_below_the_compressed_eigenvalue():
@@ -295,6 +340,7 @@ def test_lapack_top_never_below_the_compressed_eigenvalue():
 def test_exact_columns_lapack_top_matches_the_bisection(monkeypatch):
     A = np.random.default_rng(4).standard_normal((7, 7))
     B = 20 * (A + A.T)
+    monkeypatch.setattr(bingham, "_ritz_top", lambda M, E, U: np.full(M.shape[0], -1e300))  # every c an upper bound
     lapack = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=2)
     monkeypatch.setattr(bingham, "_LAPACK_TOP_MAX_D", 0)  # every top eigenvalue by bisection
     bisected = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=2)
@@ -306,10 +352,29 @@ def test_gibbs_rejects_unknown_column_update():
         bingham_gibbs(np.eye(3), 2, column="gibbs")
 
 
-def test_exact_columns_stacked_solve_matches_the_triangular_loop(monkeypatch):
-    A = np.random.default_rng(3).standard_normal((6, 6))
+def test_acg_proposals_match_a_numpy_round():
+    rng = np.random.default_rng(22)
+    m, d, k1, p = 6, 9, 3, 4
+    A = rng.standard_normal((d, d))
     B = A + A.T
-    stacked = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=1)
-    monkeypatch.setattr(bingham, "_STACKED_SOLVE_MAX_D", 0)  # every chain through solve_triangular
-    looped = bingham.bingham_gibbs(B, 3, n_chains=50, n_iter=4, column="exact", random_state=1)
-    np.testing.assert_allclose(stacked, looped, rtol=0, atol=1e-12)
+    U = np.linalg.qr(rng.standard_normal((m, d, k1)))[0]
+    chol = np.linalg.cholesky(np.eye(d) + 0.1 * np.einsum("mij,mkj->mik", *(2 * [rng.standard_normal((m, d, d))])))
+    e = rng.standard_normal((m, d, p))
+    c, b, log_m = rng.uniform(5, 9, m), rng.uniform(1, 3, m), rng.uniform(0, 2, m)
+    u = rng.random((m, p))
+    u[:2] = np.inf  # the first two chains accept none
+    log_u = np.log(u)
+    z = np.linalg.solve(np.swapaxes(chol, 1, 2), e)
+    z -= U @ (np.swapaxes(U, 1, 2) @ z)
+    y = z / np.linalg.norm(z, axis=1, keepdims=True)
+    t = c[:, None] - np.sum(y * (B @ y), axis=1)
+    accept = log_u < -t + (d - k1) / 2 * np.log1p(2 * t / b[:, None]) - log_m[:, None]
+    assert accept.any(axis=1).any() and not accept.any(axis=1).all()
+    out = np.zeros((m + 2, d))
+    rows = np.arange(m) + 2  # the chains' rows in the full arrays
+    pad = lambda x: np.concatenate([np.zeros((2,) + x.shape[1:]), x])  # noqa: E731 - two chains not pending
+    first = bingham._acg_proposals(pad(chol), pad(U), B, e, u, pad(c), pad(b), pad(log_m), out, rows)
+    np.testing.assert_array_equal(first, np.where(accept.any(axis=1), np.argmax(accept, axis=1), -1))
+    for i in np.flatnonzero(first >= 0):
+        np.testing.assert_allclose(out[rows[i]], y[i, :, first[i]], rtol=1e-10, atol=1e-12)
+    assert not out[rows[first < 0]].any() and not out[:2].any()

@@ -27,12 +27,14 @@ Sec. 2-3) gives a Gibbs sampler:
 The complement's eigenbasis is the eigenbasis of ``P B P + s U U^T`` (``U = V_{-r}``,
 ``P = I - U U^T``, ``s`` below the spectrum of ``B``), whose ``k - 1`` smallest eigenvectors span
 ``U``: no QR and no ``N^T B N`` product are needed, one ``d x d`` ``eigh`` per column update of
-Hoff's scan. The exact column draw (``_complement_acg_draw``) needs no eigenvectors at all: the
-largest eigenvalue of the compression (LAPACK's top eigenvalue of ``P B P + s U U^T`` plus a bound
-on its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count in
-the fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step) and one Cholesky factorisation of
-``d x d`` per update, about a third of an ``eigh``'s cost.
-Everything is vectorised over independent chains.
+Hoff's scan. The exact column draw (``_complement_acg_draw``) needs no eigendecomposition at all:
+a Rayleigh-Ritz estimate of the compression's largest eigenvalue on ``B``'s top ``k + 3``
+eigenvectors projected off ``U`` (``_ritz_top``), which the envelope needs only to within ``b / 2``
+below, and one Cholesky factorisation of ``d x d`` per update, which proves that; if it does not,
+an upper bound of the eigenvalue (LAPACK's top eigenvalue of ``P B P + s U U^T`` plus a bound on
+its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count in the
+fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step). Its rejection round is
+compiled (``_acg_proposals``). Everything is vectorised over independent chains.
 
 The module also holds an exact sampler for ``k = 1`` (:func:`vector_bingham_exact`, rejection
 from an angular central Gaussian, Kent, Ganeiber & Mardia 2013), the exact references used to
@@ -45,8 +47,9 @@ from __future__ import annotations
 
 import functools
 
+import numba
 import numpy as np
-from scipy.linalg import eigh, solve_triangular
+from scipy.linalg import get_lapack_funcs
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
 from threadpoolctl import threadpool_limits
 
@@ -213,9 +216,11 @@ def acg_shape(t) -> tuple[np.ndarray, np.ndarray]:
     """KGM's envelope constants for ``exp(-sum_i t_i y_i^2)`` on the sphere, ``t >= 0`` with a zero entry.
 
     ``b`` solves ``sum_i 1 / (b + 2 t_i) = 1`` on ``[1, q]`` (Kent, Ganeiber & Mardia 2013,
-    Sec. 4), by Newton's method from ``b = 1``, which increases monotonically to the root because
-    the left side is convex and decreasing; ``log M = -(q - b) / 2 + (q / 2) log(q / b)``.
-    Vectorised over the leading axes of ``t`` (shape ``(..., q)``).
+    Sec. 4), by Newton's method from ``b = max(1, q - 2 mean(t))``, which increases monotonically to
+    the root because the left side is convex and decreasing; the start is below the root by
+    Jensen's inequality (``sum_i 1 / (b + 2 t_i) >= q / (b + 2 mean(t))``) and because ``1 / b <= 1``
+    at the root. ``log M = -(q - b) / 2 + (q / 2) log(q / b)``. Vectorised over the leading axes of
+    ``t`` (shape ``(..., q)``).
 
     Returns
     -------
@@ -223,15 +228,33 @@ def acg_shape(t) -> tuple[np.ndarray, np.ndarray]:
     """
     t = np.asarray(t, dtype=float)
     q = t.shape[-1]
-    b = np.ones(t.shape[:-1])
-    for _ in range(100):
-        inv = 1.0 / (b[..., None] + 2.0 * t)
-        f = inv.sum(axis=-1) - 1.0
-        step = f / np.sum(inv * inv, axis=-1)
-        b = np.minimum(b + step, float(q))
-        if np.all(np.abs(step) <= 1e-13 * b):
-            break
+    b = _acg_newton(np.ascontiguousarray(t.reshape(-1, q))).reshape(t.shape[:-1])
     return b, -(q - b) / 2 + q / 2 * np.log(q / b)
+
+
+@numba.njit(cache=True, nogil=True)
+def _acg_newton(t):  # pragma: no cover - compiled
+    """:func:`acg_shape`'s Newton iteration for each row of ``t`` (shape ``(m, q)``), to a relative step of 1e-13."""
+    m, q = t.shape
+    b = np.empty(m)
+    for i in range(m):
+        mean = 0.0
+        for j in range(q):
+            mean += t[i, j]
+        bi = min(max(q - 2.0 * mean / q, 1.0), float(q))
+        for _ in range(100):
+            s1 = 0.0
+            s2 = 0.0
+            for j in range(q):
+                inv = 1.0 / (bi + 2.0 * t[i, j])
+                s1 += inv
+                s2 += inv * inv
+            step = (s1 - 1.0) / s2
+            bi = min(bi + step, float(q))
+            if abs(step) <= 1e-13 * bi:
+                break
+        b[i] = bi
+    return b
 
 
 def _acg_draw(t, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
@@ -365,9 +388,11 @@ def _complement_matrix(B, U, shift) -> np.ndarray:
     for any orthonormal basis ``N`` of the complement.
     """
     BU = B @ U
-    Y = BU - U @ (np.swapaxes(U, 1, 2) @ BU + shift * np.eye(U.shape[2])) / 2
-    M = B - np.concatenate([Y, U], axis=2) @ np.swapaxes(np.concatenate([U, Y], axis=2), 1, 2)  # B - Y U^T - U Y^T
-    return (M + np.swapaxes(M, 1, 2)) / 2
+    H = np.swapaxes(U, 1, 2) @ BU
+    diagonal = np.arange(U.shape[2])
+    H[:, diagonal, diagonal] += shift
+    W = (BU - U @ (H / 2)) @ np.swapaxes(U, 1, 2)  # Y U^T
+    return B - (W + np.swapaxes(W, 1, 2))  # B - Y U^T - U Y^T, exactly symmetric as B is
 
 
 def _complement_eigh(B, U, shift):
@@ -408,7 +433,6 @@ def _compression_top(l_B, E_B, U, n_bisect: int = 64) -> np.ndarray:
     return hi
 
 
-_STACKED_SOLVE_MAX_D = 32  # below this dimension a stacked solve beats a Python loop of triangular solves
 _LAPACK_TOP_MAX_D = (
     256  # up to here LAPACK's top eigenvalue beats the bisection (d = 77: 0.1 ms vs 11 ms; 494: 53 vs 21)
 )
@@ -423,66 +447,170 @@ def _lapack_top(M, scale: float) -> np.ndarray:
     overestimate only lowers the envelope's acceptance rate, see :func:`_complement_acg_draw`).
     """
     d = M.shape[1]
-    top = np.array(
-        [eigh(Mi, eigvals_only=True, subset_by_index=[d - 1, d - 1], driver="evr", check_finite=False)[0] for Mi in M]
-    )
+    syevr, work = _syevr(d)
+    top = np.array([syevr(Mi, compute_v=0, range="I", il=d, iu=d, lower=1, **work)[0][0] for Mi in M])
     return top + 8 * d * np.finfo(float).eps * scale
+
+
+@functools.lru_cache(maxsize=8)
+def _lapack(name: str):
+    """The double-precision LAPACK routine ``name`` (e.g. ``"geqrf"``), looked up once."""
+    return get_lapack_funcs(name, (np.empty(0),))
+
+
+@functools.lru_cache(maxsize=8)
+def _syevr(d: int):
+    """LAPACK's ``dsyevr`` and its workspace sizes for ``d x d``: what ``scipy.linalg.eigh`` calls, unchecked."""
+    syevr, syevr_lwork = get_lapack_funcs(("syevr", "syevr_lwork"), (np.empty(0),))
+    lwork, liwork, info = syevr_lwork(d, lower=1)
+    if info != 0:  # pragma: no cover - a workspace query fails only on invalid sizes
+        raise RuntimeError(f"dsyevr workspace query failed (info={info})")
+    return syevr, {"lwork": int(lwork), "liwork": int(liwork)}
+
+
+_RITZ_EXTRA = 4  # the Ritz estimate's subspace: B's top k - 1 + _RITZ_EXTRA eigenvectors, projected off U
+
+
+def _ritz_top(M, E_top, U) -> np.ndarray:
+    """Rayleigh-Ritz estimate of the largest eigenvalue of each ``M`` (:func:`_complement_matrix`), never above it.
+
+    The subspace is spanned by ``E_top`` (``B``'s top eigenvectors, ``(d, p)``) projected onto the
+    complement of ``U``: the compression's top eigenvector lies mostly there. The largest
+    eigenvalue of ``Q^T M Q`` for any orthonormal ``Q`` is at most ``M``'s (Courant-Fischer), so
+    the estimate is a lower bound; a few ``d x p`` products instead of a ``d x d`` factorisation.
+    """
+    S = E_top - U @ (np.swapaxes(U, 1, 2) @ E_top)
+    geqrf, orgqr, syevd = _lapack("geqrf"), _lapack("orgqr"), _lapack("syevd")
+    Q = np.empty_like(S)
+    for i, Si in enumerate(S):  # LAPACK per chain: numpy.linalg.qr costs three times as much here
+        qr, tau = geqrf(Si)[:2]
+        Q[i] = orgqr(qr, tau)[0]
+    K = np.swapaxes(Q, 1, 2) @ (M @ Q)
+    return np.array([syevd(Ki, compute_v=0, lower=1)[0][-1] for Ki in K])
+
+
+def _acg_envelope(M, c, l_B, k1: int):
+    """``b``, ``log M_b`` and the Cholesky factor of ``G`` for the envelope of :func:`_complement_acg_draw` at ``c``.
+
+    Raises ``numpy.linalg.LinAlgError`` if ``G`` is not positive definite (``c + b / 2`` not above
+    the compression's top eigenvalue): then the envelope would not dominate.
+    """
+    t_est = np.maximum(c[:, None] - l_B[::-1][None, k1:], 0.0)
+    t_est[:, 0] = 0.0
+    b, log_m = acg_shape(t_est)
+    G = M * (-2.0 / b)[:, None, None]
+    diagonal = np.arange(M.shape[1])
+    G[:, diagonal, diagonal] += (1.0 + 2.0 * c / b)[:, None]
+    return b, log_m, np.linalg.cholesky(G)
+
+
+@numba.njit(cache=True, nogil=True)
+def _acg_proposals(chol, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cover - compiled
+    """One round of :func:`_complement_acg_draw`'s rejection step for the chains ``rows``, in one compiled pass.
+
+    For the ``i``-th pending chain ``h = rows[i]``: solves ``L^T z = e[i, :, j]`` (``L = chol[h]``,
+    lower) for its proposals ``j`` in order, projects ``z`` off ``U[h]``, normalises it to ``y``
+    and accepts it if ``log(u[i, j]) < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
+    ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns, per pending
+    chain, the accepted proposal's index, -1 if none was accepted, or -2 if
+    ``y^T Omega y = 1 + 2 t / b`` was not positive.
+    """
+    m, d, p = e.shape
+    k1 = U.shape[2]
+    q = d - k1
+    first = np.full(m, -1)
+    w = np.empty(d)
+    z = np.empty(d)
+    for i in range(m):
+        h = rows[i]
+        L = chol[h]
+        for j in range(p):
+            for a in range(d):
+                w[a] = e[i, a, j]
+            for a in range(d - 1, -1, -1):  # back substitution with L^T, reading the rows of L
+                za = w[a] / L[a, a]
+                z[a] = za
+                for r in range(a):
+                    w[r] -= L[a, r] * za
+            for col in range(k1):  # z -= U U^T z
+                dot = 0.0
+                for a in range(d):
+                    dot += U[h, a, col] * z[a]
+                for a in range(d):
+                    z[a] -= dot * U[h, a, col]
+            norm2 = 0.0
+            for a in range(d):
+                norm2 += z[a] * z[a]
+            inv_norm = 1.0 / np.sqrt(norm2)
+            yby = 0.0
+            for a in range(d):
+                row = 0.0
+                for r in range(d):
+                    row += B[a, r] * z[r]
+                yby += z[a] * row
+            t = c[h] - yby * inv_norm * inv_norm
+            ratio = 2.0 * t / b[h]
+            if ratio <= -1.0:
+                first[i] = -2
+                break
+            if np.log(u[i, j]) < -t + q / 2 * np.log1p(ratio) - log_m[h]:
+                for a in range(d):
+                    out[h, a] = z[a] * inv_norm
+                first[i] = j
+                break
+    return first
 
 
 def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
     """One exact draw per chain from ``exp(v^T B v)`` on the unit sphere of the complement of ``U``.
 
     The rejection sampler of :func:`_acg_draw` (KGM 2013, Sec. 4) without the complement's
-    eigendecomposition. With ``c`` the largest eigenvalue of the compression
-    (:func:`_compression_top`) and ``T = c I - N^T B N`` (positive semidefinite), the envelope is
-    the angular central Gaussian with ``Omega = I + 2 T / b``: ``exp(-y^T T y) <= M_b (y^T Omega
-    y)^{-q/2}`` with ``log M_b = -(q - b) / 2 + (q / 2) log(q / b)`` holds for *every* ``b`` in
-    ``(0, q]``, so ``b`` only tunes the acceptance rate; it is solved (:func:`acg_shape`) from the
-    interlacing estimates ``t_j = c - l_(k - 1 + j)`` of ``T``'s eigenvalues. The matrix
+    eigendecomposition. With ``c`` an estimate of the largest eigenvalue ``lambda`` of the
+    compression ``N^T B N`` and ``T = c I - N^T B N``, the envelope is the angular central Gaussian
+    with ``Omega = I + 2 T / b``. Writing ``x = y^T T y`` for a unit ``y``, ``y^T Omega y = 1 + 2 x / b``
+    and ``log(exp(-x) (1 + 2 x / b)^{q/2})`` is concave in ``x > -b / 2`` with its maximum
+    ``log M_b = -(q - b) / 2 + (q / 2) log(q / b)`` at ``x = (q - b) / 2``: the bound
+    ``exp(-y^T T y) <= M_b (y^T Omega y)^{-q/2}`` holds for *every* ``b`` in ``(0, q]`` and every
+    ``c > lambda - b / 2``, i.e. whenever ``Omega`` is positive definite. So ``b`` and ``c`` only
+    tune the acceptance rate; ``b`` is solved (:func:`acg_shape`) from the interlacing estimates
+    ``t_j = c - l_(k - 1 + j)`` of ``T``'s eigenvalues. ``c`` is the Rayleigh-Ritz estimate
+    (:func:`_ritz_top`, at most ``lambda`` and in practice within a few per cent of ``b / 2`` of
+    it); the Cholesky factorisation below proves ``Omega`` positive definite, and if it fails ``c``
+    is recomputed as an upper bound of ``lambda`` (LAPACK's top eigenvalue of the compression plus
+    its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count,
+    ``_compression_top``), for which ``Omega`` is positive definite. The matrix
     ``G = (1 + 2 c / b) I - (2 / b) M``, ``M`` from :func:`_complement_matrix`, equals ``Omega`` on
-    the complement and maps ``U``'s span to itself (positive definite there, as ``shift < c``), so
-    with ``G = L L^T`` the complement part of ``z = L^{-T} e``, ``e ~ N(0, I_d)``, is the envelope's
-    Gaussian. A proposal ``y`` (that part, normalised) is accepted with
+    the complement and maps ``U``'s span to itself (positive definite there, as ``shift`` is far
+    below ``c``), so with ``G = L L^T`` the complement part of ``z = L^{-T} e``, ``e ~ N(0, I_d)``, is
+    the envelope's Gaussian. A proposal ``y`` (that part, normalised) is accepted with
     ``exp(-y^T T y) (y^T Omega y)^{q/2} / M_b``, where ``y^T T y = c - y^T B y``. Cost per chain:
-    one Cholesky factorisation instead of a full ``eigh``.
+    one Cholesky factorisation and a few ``d x (k + 4)`` products, no eigendecomposition.
 
     Returns
     -------
     ndarray of shape (m, d), unit vectors orthogonal to ``U``.
     """
     m, d, k1 = U.shape
-    q = d - k1
     M = _complement_matrix(B, U, shift)
-    if d <= _LAPACK_TOP_MAX_D:
-        c = _lapack_top(M, max(np.abs(l_B).max(), abs(shift)))
-    else:
-        c = _compression_top(l_B, E_B, U)
-    t_est = np.maximum(c[:, None] - l_B[::-1][None, k1:], 0.0)
-    t_est[:, 0] = 0.0
-    b, log_m = acg_shape(t_est)
-    chol = np.linalg.cholesky((1.0 + 2.0 * c / b)[:, None, None] * np.eye(d) - (2.0 / b)[:, None, None] * M)
+    c = _ritz_top(M, E_B[:, -min(d, k1 + _RITZ_EXTRA) :], U)
+    try:
+        b, log_m, chol = _acg_envelope(M, c, l_B, k1)
+    except np.linalg.LinAlgError:  # the estimate is too far below: an upper bound instead
+        if d <= _LAPACK_TOP_MAX_D:
+            c = _lapack_top(M, max(np.abs(l_B).max(), abs(shift)))
+        else:
+            c = _compression_top(l_B, E_B, U)
+        b, log_m, chol = _acg_envelope(M, c, l_B, k1)
     out = np.empty((m, d))
     pending = np.arange(m)
     for _ in range(_MAX_REJECTION_ROUNDS):
         if pending.size == 0:
             return out
         e = rng.standard_normal((pending.size, d, proposals))
-        if d <= _STACKED_SOLVE_MAX_D:  # one batched call: LAPACK's LU of the triangular L^T is L^T itself
-            z = np.linalg.solve(np.swapaxes(chol[pending], 1, 2), e)
-        else:  # O(d^2) per chain instead of the LU's O(d^3)
-            z = np.stack([solve_triangular(chol[i], e_i, lower=True, trans="T") for i, e_i in zip(pending, e)])
-        z -= U[pending] @ (np.swapaxes(U[pending], 1, 2) @ z)
-        y = z / np.linalg.norm(z, axis=1, keepdims=True)
-        t_y = c[pending, None] - np.sum(y * (B @ y), axis=1)
-        if np.any(t_y < -1e-9 * np.maximum(1.0, np.abs(c[pending, None]))):  # the envelope would not dominate
-            raise RuntimeError("the compression's top eigenvalue was underestimated; the draw would not be exact")
-        t_y = np.maximum(t_y, 0.0)
-        log_acc = -t_y + q / 2 * np.log1p(2.0 * t_y / b[pending, None]) - log_m[pending, None]
-        accept = np.log(rng.random((pending.size, proposals))) < log_acc
-        done = accept.any(axis=1)
-        first = np.argmax(accept, axis=1)
-        out[pending[done]] = y[done, :, first[done]]
-        pending = pending[~done]
+        first = _acg_proposals(chol, U, B, e, rng.random((pending.size, proposals)), c, b, log_m, out, pending)
+        if first.min() == -2:  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
+            raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
+        pending = pending[first < 0]
     raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
 
 
@@ -495,20 +623,21 @@ def _gibbs_scans(B, V, n_iter, return_trace, column, rng):
         E_B = _canonical_signs(E_B)
     shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0  # below every eigenvalue of every compression of B
     trace = np.empty((n_iter, n_chains)) if return_trace else None
+    others = [np.delete(np.arange(k), r) for r in range(k)]  # the columns that fix column r's complement
     for it in range(n_iter):
         for r in range(k):
-            if k > 1 and column == "exact":
-                x = _complement_acg_draw(B, l_B, E_B, np.delete(V, r, axis=2), shift, rng)
+            if k > 1 and column == "exact":  # unit vectors already (normalised in the compiled round)
+                V[:, :, r] = _complement_acg_draw(B, l_B, E_B, V[:, :, others[r]], shift, rng)
+                continue
+            if k == 1:
+                W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
             else:
-                if k == 1:
-                    W, lam = np.broadcast_to(E_B, (n_chains, d, d)), l_fixed
-                else:
-                    lam, W = _complement_eigh(B, np.delete(V, r, axis=2), shift)
-                if column == "exact":
-                    y = _acg_draw(lam[:, -1:] - lam, rng)
-                else:
-                    y = _vector_scan(np.einsum("mdq,md->mq", W, V[:, :, r]), lam, rng)
-                x = np.einsum("mdq,mq->md", W, y)
+                lam, W = _complement_eigh(B, V[:, :, others[r]], shift)
+            if column == "exact":
+                y = _acg_draw(lam[:, -1:] - lam, rng)
+            else:
+                y = _vector_scan(np.einsum("mdq,md->mq", W, V[:, :, r]), lam, rng)
+            x = np.einsum("mdq,mq->md", W, y)
             V[:, :, r] = x / np.linalg.norm(x, axis=1, keepdims=True)
         if k > 1 and it % 20 == 19:  # re-orthonormalise against rounding drift, keeping each column's orientation
             Q, R = np.linalg.qr(V)

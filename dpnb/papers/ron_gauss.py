@@ -61,7 +61,7 @@ from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechani
 MODES = ("unsupervised", "supervised", "gmm")
 PROJECTIONS = ("haar", "paper")
 NOISE_SCALES = ("corrected", "paper")  # RON-Gauss's noise_scale values
-_CHUNK = 4096  # rows per block of the chunked passes over X (a block and its products stay in cache)
+_CHUNK_VALUES = 2**18  # values per block of the chunked passes over X (2 MB: a block and its products stay in cache)
 
 
 def algorithm2_projection(n_features, n_components, *, take="columns", random_state=None) -> np.ndarray:
@@ -396,8 +396,17 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     return classes, codes.reshape(-1), counts
 
 
-def _chunks(n, chunk=_CHUNK):
+def _chunks(n, chunk):
     return (slice(start, min(start + chunk, n)) for start in range(0, n, chunk))
+
+
+def _block_rows(m: int) -> int:
+    """Rows per block of the passes over an ``n x m`` input: about ``_CHUNK_VALUES`` values, at least 256 rows.
+
+    A fixed byte size rather than a fixed row count keeps a block in cache for the second read (the class
+    sums after the row norms) at any ``m``; at least 256 rows keeps the per-block overhead small.
+    """
+    return max(256, _CHUNK_VALUES // max(m, 1))
 
 
 def _class_sums(X, codes, n_classes):
@@ -407,7 +416,7 @@ def _class_sums(X, codes, n_classes):
     """
     n, m = X.shape
     sq, inv_norms, sums = np.empty(n), np.empty(n), np.zeros((n_classes, m))
-    for rows in _chunks(n):
+    for rows in _chunks(n, _block_rows(m)):
         block = X[rows]
         sq[rows], inv_norms[rows] = _row_norms(block)
         if n_classes == 1:
@@ -430,7 +439,7 @@ def _class_second_moments(X, codes, sq, inv_norms, components, means, labels=Non
     mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
     q = p + (labels is not None)
     grams = np.zeros((n_classes, q, q))
-    for rows in _chunks(X.shape[0]):
+    for rows in _chunks(X.shape[0], _block_rows(X.shape[1])):
         XA = X[rows] @ A
         if n_classes == 1:
             Z = _preprocess_project(XA[:, :p], XA[:, p], sq[rows], inv_norms[rows], mu_projected[0], mu_sq[0])
