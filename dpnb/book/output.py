@@ -28,7 +28,7 @@ def source_lines(obj, markers) -> list[str]:
     Parameters
     ----------
     obj : function, method, class or module
-        Anything :func:`inspect.getsource` reads.
+        Anything ``inspect.getsource`` reads.
     markers : sequence of str
         Substrings to look for.
     """

@@ -1,8 +1,9 @@
 """The sensitivity audits of Jiang et al.'s DP-PCA / DP-LDA: queries, neighbour relations, worst-case pairs.
 
 Each audited statistic is a :class:`Case`: the query, the neighbour relation it is searched under,
-the explicit worst-case record pair of the chapter's derivations (:func:`worst_case_rows`; under
-add/remove the worst record is removed) and the derived exact sensitivity. :meth:`Case.audit_fields`
+the explicit worst-case record pair of the chapter's derivations
+(:func:`~dpnb.papers.component_analysis.worst_case_rows`; under add/remove the worst record is removed)
+and the derived exact sensitivity. :meth:`Case.audit_fields`
 gives the fields a grid audit needs (a query, a bound and a worst-case pair per point ``(n, width)``),
 so a notebook builds a :class:`dpnb.book.sensitivity_grid.AuditedBound` as
 ``AuditedBound(name, **case.audit_fields(rows, seed=seed, key=key))``.

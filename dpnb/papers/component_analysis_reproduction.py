@@ -34,7 +34,7 @@ class AdultLayout:
     Attributes
     ----------
     features : ndarray (n, 5 + sum(group_sizes))
-        The numerics in ``[0, 1]``, then the dummy groups of :data:`CATEGORICAL`.
+        The numerics in ``[0, 1]``, then the dummy groups of ``CATEGORICAL``.
     labels : ndarray (n,)
         Income > 50K (0/1).
     group_sizes : list of int

@@ -567,7 +567,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
     neighbours : {"change-attribute", "replace-row"}
         ``"change-attribute"``: neighbours differ in one attribute of one record (the paper's
         Definition 1 and Theorem 2); ``"replace-row"``: in one whole record (certified upper bound
-        of :func:`record_sensitivity`). Names of :data:`dpnb.privacy.audit.NEIGHBOURS`; see the
+        of :func:`record_sensitivity`). Names of ``dpnb.privacy.audit.NEIGHBOURS``; see the
         module docstring.
     noise_scale : {"corrected", "paper", "lemma4"}
         ``"corrected"``: the smallest sigma by the exact Gaussian privacy curve (or the classic

@@ -396,9 +396,9 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self.
 
         "unsupervised" accepts and ignores ``y``. One private method per path: Algorithm 1 with
-        the data's own PCA (:meth:`_fit_same_data_pca`) or a given basis (:meth:`_fit_fixed_basis`),
-        Algorithm 2 (:meth:`_fit_supervised`), Algorithm 3 (:meth:`_fit_gmm`, or
-        :meth:`_fit_gmm_paper` for ``noise_scale="paper"``).
+        the data's own PCA (``_fit_same_data_pca``) or a given basis (``_fit_fixed_basis``),
+        Algorithm 2 (``_fit_supervised``), Algorithm 3 (``_fit_gmm``, or
+        ``_fit_gmm_paper`` for ``noise_scale="paper"``).
         """
         epsilon = self._check_privacy(needs_delta=False)[0]
         settings = self._check_settings()

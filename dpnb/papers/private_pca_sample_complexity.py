@@ -71,7 +71,7 @@ def ppca_exact_n_star(n_features: int, epsilon: float, target: float) -> float:
 
 
 def first_order_n_star(method: str, n_features: int, epsilon: float, target: float, delta: float = 1e-5) -> float:
-    """First-order prediction of ``n*`` (the Derivations' perturbation rates) for one of :data:`METHODS`.
+    """First-order prediction of ``n*`` (the Derivations' perturbation rates) for one of ``METHODS``.
 
     PPCA: ``(d - 1) / (2 (1 - target) epsilon gap)``; MOD-SULQ: ``sqrt((d - 1) / (2 (1 - target)))
     sigma(n = 1) / gap`` with ``sigma`` Theorem 1's ``beta`` or the exact calibration.

@@ -19,7 +19,7 @@ all starts of the search in lockstep and evaluates every start's candidate pair 
 call; for mechanisms that draw many outputs per call, ``audit_epsilon(batched=True)`` draws all
 runs on a dataset in one mechanism call (the same draws as the serial audit for such mechanisms).
 
-Neighbour notions are named once, in :data:`NEIGHBOURS` (``"replace-row"``,
+Neighbour notions are named once, in ``NEIGHBOURS`` (``"replace-row"``,
 ``"change-attribute"``, ``"add-remove-row"``): every ``neighbours=`` keyword of dpnb takes one of
 these names and validates it with :func:`check_neighbours`.
 """
@@ -355,7 +355,7 @@ NEIGHBOURS = {
 
 
 def check_neighbours(value, supported=tuple(NEIGHBOURS)) -> str:
-    """Return ``value`` after checking it names a neighbour notion of :data:`NEIGHBOURS` in ``supported``.
+    """Return ``value`` after checking it names a neighbour notion of ``NEIGHBOURS`` in ``supported``.
 
     ``supported`` lists the notions the caller implements (every key by default); the error names
     them (TypeError for a non-string).
