@@ -1,7 +1,16 @@
 import numpy as np
 import pytest
+from threadpoolctl import threadpool_info, threadpool_limits
 
-from dpnb.numerics.linalg import project_psd, symmetrize_upper, top_eigenvectors
+from dpnb.numerics.linalg import (
+    BLOCK_VALUES,
+    MIN_BLOCK_ROWS,
+    one_blas_thread,
+    project_psd,
+    row_blocks,
+    symmetrize_upper,
+    top_eigenvectors,
+)
 
 
 def test_symmetrize_upper_keeps_upper_triangle():
@@ -119,3 +128,31 @@ def test_eigen_coordinate_draws_have_the_distances_of_gaussian_draws():
         eigen_coordinate_draws(np.ones((2, 3)), 4)
     with pytest.raises(ValueError, match="n_samples"):
         eigen_coordinate_draws(np.eye(2), -1)
+
+
+@pytest.mark.parametrize("n_rows, n_columns", [(0, 5), (1, 5), (1000, 3), (5000, 77), (2000, 1000), (10, 0)])
+def test_row_blocks_cover_the_rows_in_order_with_the_block_size(n_rows, n_columns):
+    blocks = list(row_blocks(n_rows, n_columns))
+    covered = np.concatenate([np.arange(n_rows)[b] for b in blocks]) if blocks else np.empty(0, int)
+    assert np.array_equal(covered, np.arange(n_rows))
+    step = max(MIN_BLOCK_ROWS, BLOCK_VALUES // max(n_columns, 1))
+    assert all(b.stop - b.start == step for b in blocks[:-1])
+    assert all(0 < b.stop - b.start <= step for b in blocks)
+
+
+def test_row_blocks_bad_input():
+    with pytest.raises(ValueError, match="n_rows"):
+        list(row_blocks(-1, 3))
+    with pytest.raises(TypeError, match="n_columns"):
+        list(row_blocks(3, 2.5))
+
+
+def test_one_blas_thread_limits_blas_inside_and_restores_it():
+    def blas_threads():
+        return {i["num_threads"] for i in threadpool_info() if i["user_api"] == "blas"}
+
+    with threadpool_limits(2, user_api="blas"):  # a known number of threads outside, whatever the machine's default
+        assert blas_threads() == {2}
+        with one_blas_thread():
+            assert blas_threads() == {1}
+        assert blas_threads() == {2}

@@ -319,3 +319,14 @@ def test_second_moment_rejects_non_finite_rows_from_their_norms():
         bad[49, 2] = value
         with pytest.raises(ValueError, match=match):
             second_moment(bad)
+
+
+@pytest.mark.parametrize("value, match", [(np.nan, "NaN or infinite"), (np.inf, "NaN or infinite"), (2.0, "norm")])
+def test_second_moment_over_several_row_blocks(value, match):
+    rng = np.random.default_rng(3)
+    X = rng.standard_normal((6000, 100))
+    X /= 1.01 * np.linalg.norm(X, axis=1, keepdims=True)  # 6000 rows of 100 values: three row blocks
+    np.testing.assert_allclose(second_moment(X), X.T @ X / len(X), rtol=1e-12, atol=1e-15)
+    X[5500, 7] = value  # in the last block: every block is checked, not only the first
+    with pytest.raises(ValueError, match=match):
+        second_moment(X)

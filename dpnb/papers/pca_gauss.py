@@ -273,7 +273,12 @@ def public_pca(X_public, n_components) -> np.ndarray:
 
 def pca_spectrum(X) -> np.ndarray:
     """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances)."""
-    X = check_array(X, name="X")
+    return _spectrum(check_array(X, name="X"))
+
+
+def _spectrum(X) -> np.ndarray:
+    """:func:`pca_spectrum` of an already checked ``X`` (the fit's box check rejects NaN and infinities): the Gram
+    matrix is then the only pass over ``X``."""
     return np.linalg.eigvalsh(X.T @ X / X.shape[0] / X.shape[1])[::-1]
 
 
@@ -289,7 +294,7 @@ def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
         gram = X.T @ X / X.shape[0]
         return W.T @ gram @ W, X.mean(axis=0) @ W
     Z = X @ W
-    return Z.T @ Z / X.shape[0], Z.mean(axis=0)
+    return Z.T @ Z / X.shape[0], np.ones(X.shape[0]) @ Z / X.shape[0]  # a product: a column mean is a slow strided pass
 
 
 # --------------------------------------------------------------------------------------
@@ -462,7 +467,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     def _fit_same_data_pca(self, state, X, k, epsilon, bounds):
         """Algorithm 1 proper: the noisy top-``k`` eigenvalues of the data's own PCA (Theorem 4), basis kept private."""
         n, m = X.shape
-        eigenvalues = pca_spectrum(X)[:k]
+        eigenvalues = _spectrum(X)[:k]
         sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, noise_scale=self.noise_scale)
         _check_range(state["_bound"] ** 2, sens, epsilon)  # eigenvalues of X^T X / (N M) are at most max c_j^2
         noisy = np.atleast_1d(
