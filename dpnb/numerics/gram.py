@@ -20,11 +20,13 @@ grid mode, the rows of ``X`` themselves otherwise), and ``G`` is assembled from 
 end. Only a block that fails a check is scanned again, to find its first bad row. Checking,
 rounding and the class sums thus ride on the one read of ``X`` the Gram matrix needs, and BLAS
 forms a ``p x p`` rather than a ``(p + C) x (p + C)`` matrix. Measured on an AMD EPYC (AVX2,
-OpenBLAS Haswell kernel, one thread), n d = 2e7: ``DPLDAPublisher.fit`` (grid mode) takes 0.9,
-1.04, 1.02 and 1.08 times its floor (one read of ``X`` plus ``X^T X``) at d = 20, 77, 200 and 500
-(the previous loop, which wrote ``[x | w e_y]`` rows in blocks of 2,048 for BLAS, took 1.56,
-1.05-1.24, 1.14 and 1.08). The loop does only comparisons, copies, the exact products ``v 2^16``
-and ``rint`` and sums in row order, so its output is the same on every machine.
+OpenBLAS Haswell kernel, one thread), n d = 2e7: ``DPLDAPublisher.fit`` (grid mode) takes 0.88,
+1.04, 1.04 and 1.06 times its floor (one read of ``X`` plus ``X^T X``) at d = 20, 77, 200 and 500,
+where the previous loop, which wrote ``[x | w e_y]`` rows in blocks of 2,048 for BLAS, took 1.57,
+1.23, 1.14 and 1.09 in the same run (below 1 at d = 20: BLAS forms the Gram matrix of
+cache-resident blocks faster than that of the whole ``X``). The loop does only comparisons,
+copies, the exact products ``v 2^16`` and ``rint`` and sums in row order, so its output is the
+same on every machine.
 """
 
 from __future__ import annotations

@@ -163,7 +163,7 @@ class DPLDAPublisher(PrivateEstimator):
     Cost of ``fit``: one pass over ``X`` that checks it, rounds it and forms the class sums, the
     class counts and the Gram matrix (:func:`dpnb.numerics.gram.indicator_gram`), plus one pass over
     the labels (their range). Measured on an AMD EPYC (AVX2, OpenBLAS, one thread) with
-    ``n d = 2e7``: 0.9, 1.04, 1.02 and 1.08 times its floor (one read of ``X`` plus ``X^T X``,
+    ``n d = 2e7``: 0.88, 1.04, 1.04 and 1.06 times its floor (one read of ``X`` plus ``X^T X``,
     ``benchmarks/gram_floor.py``) at ``d`` = 20, 77, 200 and 500.
 
     Parameters
