@@ -201,6 +201,10 @@ def test_class_sums_and_label_checks():
         class_sums(X, [0, 2, 0], 2)
     with pytest.raises(ValueError, match="labels but X"):
         class_sums(X, [0, 1], 2)
+    for labels in (np.array([0, -1, 0]), np.array([0, 2, 0], dtype=np.uint8), [0.0, 0.5, 1.0]):  # integer arrays too
+        with pytest.raises(ValueError, match="class labels in 0..1"):
+            class_sums(X, labels, 2)
+    assert np.array_equal(class_sums(X, np.array([0, 1, 0], dtype=np.int32), 2)[1], [2, 1])
 
 
 def test_weighted_medians_minimise_the_l1_objective_row_by_row():
@@ -654,7 +658,7 @@ def test_grid_class_moments_are_exact_in_any_row_order():
     X = onehot_data(300, 4, (3,), rng)
     X[:5, :4] = [[1.0, 0.0, 2.0**-17, 1 - 2.0**-18], [0.3, 0.7, 3 * 2.0**-17, 0.5]] + [[0.1, 0.2, 0.3, 0.4]] * 3
     y = rng.integers(2, size=300)
-    sums, second = _grid_class_moments(X, y, 2, 4, (3,))
+    sums, counts, second = _grid_class_moments(X, y, 2, 4, (3,))
     # the same statistics in exact rational arithmetic on the rounded records (round half to even)
     grid = [[Fraction(round(Fraction(v) * 2**16), 2**16) for v in row] for row in X.tolist()]
     assert grid[0][2] == 0 and grid[0][3] == 1 and grid[1][2] == Fraction(2, 2**16)  # ties to even
@@ -663,9 +667,11 @@ def test_grid_class_moments_are_exact_in_any_row_order():
     assert sums.tolist() == [[float(v) for v in row] for row in exact_sums]  # float(v) is v itself: exact
     assert second.tolist() == [[float(v) for v in row] for row in exact_second]
     assert np.all(np.abs(sums - class_sums(X, y, 2)[0]) <= 300 * 2.0**-17)
+    assert np.array_equal(counts, np.bincount(y)) and counts.dtype == float
     for chunk, order in ((7, rng.permutation(300)), (300, np.arange(300)[::-1]), (1, rng.permutation(300))):
         other = _grid_class_moments(X[order], y[order], 2, 4, (3,), chunk=chunk)
-        assert np.array_equal(other[0], sums) and np.array_equal(other[1], second)  # bit-identical
+        assert np.array_equal(other[0], sums) and np.array_equal(other[2], second)  # bit-identical
+        assert np.array_equal(other[1], counts)
     fit = DPLDAPublisher(np.inf, group_sizes=(3,)).fit(X, y)
     assert np.array_equal(fit.second_moment_, second / 300)  # the fit releases these sums
     assert np.array_equal(fit.means_, sums / np.bincount(y)[:, None])

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from dpnb.numerics.gram import GRID, indicator_gram
+from dpnb.numerics.gram import BLOCK_VALUES, GRID, block_rows, indicator_gram
 
 GROUPS = np.array([[2, 4], [4, 7]])  # two numeric columns, then one-hot groups of sizes 2 and 3
 
@@ -74,3 +74,20 @@ def test_negative_zero_is_in_the_box():
     X[5, 0] = -0.0
     G = indicator_gram(X, np.empty(0, dtype=int), 1, GROUPS, grid=False, on_bad_rows=refuse)
     assert np.isfinite(G).all()
+
+
+def test_blocks_hold_a_fixed_number_of_values_and_at_least_256_rows():
+    assert block_rows(20) == BLOCK_VALUES // 20 and block_rows(np.int64(77)) == BLOCK_VALUES // 77
+    assert block_rows(10**6) == 256 and block_rows(1) == BLOCK_VALUES
+    with pytest.raises(ValueError, match="n_columns must be >= 1"):
+        block_rows(0)
+    with pytest.raises(TypeError, match="n_columns must be an int"):
+        block_rows(2.0)
+
+
+def test_default_blocks_give_the_same_exact_grid_sums():
+    rng = np.random.default_rng(5)
+    X = rows(3 * block_rows(7) + 11, rng)  # several default blocks and a short last one
+    y = rng.integers(2, size=X.shape[0])
+    Z = np.column_stack([np.rint(X * GRID), GRID * np.eye(2)[y]])
+    assert np.array_equal(indicator_gram(X, y, 2, GROUPS, grid=True, on_bad_rows=refuse), Z.T @ Z)
