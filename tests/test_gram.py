@@ -3,7 +3,8 @@
 import numpy as np
 import pytest
 
-from dpnb.numerics.gram import BLOCK_VALUES, GRID, block_rows, indicator_gram
+from dpnb.numerics.gram import GRID, indicator_gram
+from dpnb.numerics.linalg import block_rows
 
 GROUPS = np.array([[2, 4], [4, 7]])  # two numeric columns, then one-hot groups of sizes 2 and 3
 
@@ -74,15 +75,6 @@ def test_negative_zero_is_in_the_box():
     X[5, 0] = -0.0
     G = indicator_gram(X, np.empty(0, dtype=int), 1, GROUPS, grid=False, on_bad_rows=refuse)
     assert np.isfinite(G).all()
-
-
-def test_blocks_hold_a_fixed_number_of_values_and_at_least_256_rows():
-    assert block_rows(20) == BLOCK_VALUES // 20 and block_rows(np.int64(77)) == BLOCK_VALUES // 77
-    assert block_rows(10**6) == 256 and block_rows(1) == BLOCK_VALUES
-    with pytest.raises(ValueError, match="n_columns must be >= 1"):
-        block_rows(0)
-    with pytest.raises(TypeError, match="n_columns must be an int"):
-        block_rows(2.0)
 
 
 def test_default_blocks_give_the_same_exact_grid_sums():

@@ -5,6 +5,7 @@ from threadpoolctl import threadpool_info, threadpool_limits
 from dpnb.numerics.linalg import (
     BLOCK_VALUES,
     MIN_BLOCK_ROWS,
+    block_rows,
     one_blas_thread,
     project_psd,
     row_blocks,
@@ -138,6 +139,15 @@ def test_row_blocks_cover_the_rows_in_order_with_the_block_size(n_rows, n_column
     step = max(MIN_BLOCK_ROWS, BLOCK_VALUES // max(n_columns, 1))
     assert all(b.stop - b.start == step for b in blocks[:-1])
     assert all(0 < b.stop - b.start <= step for b in blocks)
+
+
+def test_blocks_hold_a_fixed_number_of_values_and_at_least_256_rows():
+    assert block_rows(20) == BLOCK_VALUES // 20 and block_rows(np.int64(77)) == BLOCK_VALUES // 77
+    assert block_rows(10**6) == MIN_BLOCK_ROWS == 256 and block_rows(1) == block_rows(0) == BLOCK_VALUES
+    with pytest.raises(ValueError, match="n_columns must be an integer >= 0"):
+        block_rows(-1)
+    with pytest.raises(TypeError, match="n_columns must be an integer"):
+        block_rows(2.0)
 
 
 def test_row_blocks_bad_input():

@@ -11,7 +11,7 @@ the bottom-left block holds ``w`` times the class sums, the bottom-right diagona
 the class counts (``C = 1``, ``w = 1`` gives ``sum x`` and ``n``).
 
 :func:`indicator_gram` forms ``G`` in one pass over ``X``: rows are read in blocks of about
-``2^18`` values (:func:`block_rows`), and one compiled loop
+``2^18`` values (:func:`dpnb.numerics.linalg.block_rows`), and one compiled loop
 (:func:`dpnb.ground.compiled.indicator_block_sums`) checks each value (finite, in ``[0, 1]``,
 one-hot groups of 0/1 with one 1) with branch-free running flags, optionally rounds it to the grid
 ``2^-16`` into a block buffer, and adds it to its class sum and the row to its class count; BLAS
@@ -34,21 +34,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpnb.ground.compiled import GRID, indicator_block_sums
-
-BLOCK_VALUES = 2**18  # values per block (2 MB): the block stays in cache while BLAS reads it again
-
-
-def block_rows(n_columns: int) -> int:
-    """Rows per block of a pass over an ``n x n_columns`` input: about :data:`BLOCK_VALUES` values, at least 256 rows.
-
-    A fixed size in bytes rather than in rows keeps a block in cache for its second read at any
-    width; at least 256 rows keeps the per-block overhead (one BLAS call, one ``p x p`` sum) small.
-    """
-    if isinstance(n_columns, bool) or not isinstance(n_columns, (int, np.integer)):
-        raise TypeError(f"n_columns must be an int, got {type(n_columns).__name__}")
-    if n_columns < 1:
-        raise ValueError(f"n_columns must be >= 1, got {n_columns}")
-    return max(256, BLOCK_VALUES // int(n_columns))
+from dpnb.numerics.linalg import block_rows
 
 
 def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chunk: int | None = None) -> np.ndarray:
@@ -77,7 +63,7 @@ def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chu
         Called with the block of rows holding the first invalid value; it must raise (it words
         the error, as the module's validators do). A ``RuntimeError`` follows if it returns.
     chunk : int, optional
-        Rows per block; default :func:`block_rows` (about 2 MB, cache-resident while BLAS reads it).
+        Rows per block; default :func:`dpnb.numerics.linalg.block_rows` (about 2 MB, in cache while BLAS reads it).
 
     Returns
     -------

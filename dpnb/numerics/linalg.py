@@ -38,16 +38,21 @@ def one_blas_thread():
     return _blas_controller().limit(limits=1, user_api="blas")
 
 
-def row_blocks(n_rows: int, n_columns: int) -> Iterator[slice]:
-    """Slices of consecutive rows of an ``n_rows x n_columns`` matrix, about ``BLOCK_VALUES`` values each.
+def block_rows(n_columns: int) -> int:
+    """Rows per block of a pass over an ``n x n_columns`` matrix: about :data:`BLOCK_VALUES` values, at least
+    :data:`MIN_BLOCK_ROWS` rows.
 
-    The blocks of a pass that touches each row twice (check, then a BLAS product; row norms, then
-    class sums): a fixed byte size rather than a fixed row count keeps the block in cache for the
-    second touch at any width, so the pass reads the matrix from memory once. At least
-    ``MIN_BLOCK_ROWS`` rows per block.
+    The blocks of a pass that touches each row twice (a compiled check, then a BLAS product; row
+    norms, then class sums): a fixed size in bytes rather than in rows keeps the block in cache
+    for the second touch at any width, so the pass reads the matrix from memory once; at least
+    ``MIN_BLOCK_ROWS`` rows keeps the per-block overhead (one BLAS call, one ``p x p`` sum) small.
     """
-    n_rows = check_integer(n_rows, "n_rows", minimum=0)
-    step = max(MIN_BLOCK_ROWS, BLOCK_VALUES // max(check_integer(n_columns, "n_columns", minimum=0), 1))
+    return max(MIN_BLOCK_ROWS, BLOCK_VALUES // max(check_integer(n_columns, "n_columns", minimum=0), 1))
+
+
+def row_blocks(n_rows: int, n_columns: int) -> Iterator[slice]:
+    """Slices of consecutive rows of an ``n_rows x n_columns`` matrix, :func:`block_rows` rows each (last: fewer)."""
+    n_rows, step = check_integer(n_rows, "n_rows", minimum=0), block_rows(n_columns)
     return (slice(start, min(start + step, n_rows)) for start in range(0, n_rows, step))
 
 
