@@ -53,7 +53,6 @@ import numpy as np
 from numba.extending import get_cython_function_address
 from scipy.linalg import get_lapack_funcs
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
-from threadpoolctl import threadpool_limits
 
 from dpnb.ground.validation import (
     check_array,
@@ -63,7 +62,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_square,
 )
-from dpnb.numerics.linalg import haar_stiefel
+from dpnb.numerics.linalg import haar_stiefel, one_blas_thread
 
 _MAX_REJECTION_ROUNDS = 10_000
 COLUMN_UPDATES = ("scan", "exact")
@@ -365,7 +364,7 @@ def bingham_gibbs(
         if not np.allclose(gram, np.eye(k), atol=1e-8):
             raise ValueError("initial states must have orthonormal columns (V^T V = I)")
 
-    with threadpool_limits(limits=1, user_api="blas"):  # small batched BLAS calls: threads only contend
+    with one_blas_thread():  # small batched BLAS calls: threads only contend
         return _gibbs_scans(B, V, n_iter, return_trace, column, rng)
 
 
@@ -498,22 +497,48 @@ def _ritz_top(M, E_top, U) -> np.ndarray:
     return _ritz_kernel(M, np.ascontiguousarray(E_top), np.ascontiguousarray(U))
 
 
+def _lapack_external(name: str, n_args: int):
+    """LAPACK's ``name`` (scipy's Cython export) for compiled code: ``n_args`` addresses, as in Fortran."""
+    llvmlite.binding.add_symbol(f"dpnb_{name}", get_cython_function_address("scipy.linalg.cython_lapack", name))
+    return numba.types.ExternalFunction(f"dpnb_{name}", numba.types.void(*n_args * (numba.types.voidptr,)))
+
+
+_dgeqrf, _dorgqr, _dsyevd, _dpotrf = (
+    _lapack_external(name, n_args) for name, n_args in (("dgeqrf", 8), ("dorgqr", 9), ("dsyevd", 11), ("dpotrf", 5))
+)
+
+
 @numba.njit(cache=True, nogil=True)
 def _ritz_kernel(M, E_top, U):  # pragma: no cover - compiled
-    """:func:`_ritz_top` per chain: ``Q`` of the QR factorisation of ``(I - U U^T) E_top``, then ``Q^T M Q``."""
+    """:func:`_ritz_top` per chain: ``Q`` of the QR factorisation of ``(I - U U^T) E_top``, then ``Q^T M Q``.
+
+    LAPACK's ``dgeqrf``, ``dorgqr`` and ``dsyevd`` (eigenvalues only, lower triangle) on column-major
+    copies, with the workspace sizes of scipy's wrappers.
+    """
     m = M.shape[0]
+    d, p = E_top.shape
     top = np.empty(m)
+    rows, cols, info = np.array([d], np.int32), np.array([p], np.int32), np.zeros(1, np.int32)
+    lwork, lwork_ev, liwork = np.array([3 * p], np.int32), np.array([2 * p + 1], np.int32), np.ones(1, np.int32)
+    jobz_uplo = np.array([ord("N"), ord("L")], np.uint8)
+    S_f = np.empty((p, d))  # column-major d x p
+    K_f = np.empty((p, p))
+    tau, work, w, iwork = np.empty(p), np.empty(3 * p), np.empty(p), np.empty(1, np.int32)
     for h in range(m):
         Uh = U[h]
-        S = E_top - Uh @ (Uh.T @ E_top)
-        Q = np.ascontiguousarray(np.linalg.qr(S)[0])
-        top[h] = np.linalg.eigvalsh(Q.T @ (M[h] @ Q))[-1]
+        S_f[:] = (E_top - Uh @ (Uh.T @ E_top)).T
+        _dgeqrf(rows.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
+        _dorgqr(
+            rows.ctypes, cols.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes,
+            info.ctypes,
+        )  # fmt: skip
+        K_f[:] = (S_f @ (M[h] @ S_f.T)).T  # Q^T M Q, Q = S_f^T
+        _dsyevd(
+            jobz_uplo[0:].ctypes, jobz_uplo[1:].ctypes, cols.ctypes, K_f.ctypes, cols.ctypes, w.ctypes,
+            work.ctypes, lwork_ev.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes,
+        )  # fmt: skip
+        top[h] = w[p - 1]
     return top
-
-
-# LAPACK's dpotrf (scipy's Cython export), callable from compiled code by name; arguments by address as in Fortran
-llvmlite.binding.add_symbol("dpnb_dpotrf", get_cython_function_address("scipy.linalg.cython_lapack", "dpotrf"))
-_dpotrf = numba.types.ExternalFunction("dpnb_dpotrf", numba.types.void(*5 * (numba.types.voidptr,)))
 
 
 def _acg_envelope(M, c, l_B, k1: int):
@@ -525,32 +550,33 @@ def _acg_envelope(M, c, l_B, k1: int):
     the compression's top eigenvalue): then the envelope would not dominate.
     """
     q = M.shape[1] - k1
-    b, upper, info = _envelope_kernel(M, c, np.ascontiguousarray(l_B[::-1][k1:]))
-    if info.any():
+    b, upper, failed = _envelope_kernel(M, c, l_B, k1)
+    if failed:
         raise np.linalg.LinAlgError("G is not positive definite")
     return b, -(q - b) / 2 + q / 2 * np.log(q / b), upper
 
 
 @numba.njit(cache=True, nogil=True)
-def _envelope_kernel(M, c, l_desc):  # pragma: no cover - compiled
-    """:func:`_acg_envelope` without ``log M_b``: ``b`` (:func:`acg_shape`'s Newton), factors, ``info`` per chain.
+def _envelope_kernel(M, c, l_B, k1):  # pragma: no cover - compiled
+    """:func:`_acg_envelope` without ``log M_b``: ``b`` (:func:`acg_shape`'s Newton), the factors, the failures.
 
-    ``l_desc`` holds ``B``'s eigenvalues from the ``k``-th largest down. ``G = (1 + 2 c / b) I - (2 / b) M``
+    ``t_j = c - l_(k - 1 + j)`` from ``B``'s ascending eigenvalues ``l_B``; ``G = (1 + 2 c / b) I - (2 / b) M``
     is exactly symmetric, so LAPACK, reading the C-ordered matrix column-major (as ``G^T = G``),
     factors it as ``L L^T`` in its lower triangle, which is the upper triangle ``R = L^T`` here.
     """
     m, d, _ = M.shape
-    q = l_desc.size
+    q = d - k1
     t = np.empty((m, q))
     for h in range(m):
         for j in range(q):
-            t[h, j] = max(c[h] - l_desc[j], 0.0)
+            t[h, j] = max(c[h] - l_B[q - 1 - j], 0.0)
         t[h, 0] = 0.0
     b = _acg_newton(t)
     upper = np.empty((m, d, d))
     lower = np.array([ord("L")], np.uint8)
     n = np.array([d], np.int32)
-    info = np.zeros(m, np.int32)
+    info = np.zeros(1, np.int32)
+    failed = 0
     for h in range(m):
         scale = -2.0 / b[h]
         diagonal = 1.0 + 2.0 * c[h] / b[h]
@@ -559,8 +585,9 @@ def _envelope_kernel(M, c, l_desc):  # pragma: no cover - compiled
             for j in range(d):
                 G[i, j] = M[h, i, j] * scale
             G[i, i] += diagonal
-        _dpotrf(lower.ctypes, n.ctypes, G.ctypes, n.ctypes, info[h:].ctypes)
-    return b, upper, info
+        _dpotrf(lower.ctypes, n.ctypes, G.ctypes, n.ctypes, info.ctypes)
+        failed += info[0] != 0
+    return b, upper, failed
 
 
 @numba.njit(cache=True, nogil=True)
