@@ -375,8 +375,8 @@ def test_acg_proposals_match_a_numpy_round():
     rows = np.arange(m) + 2  # the chains' rows in the full arrays
     pad = lambda x: np.concatenate([np.zeros((2,) + x.shape[1:]), x])  # noqa: E731 - two chains not pending
     upper = R + np.tril(rng.standard_normal((m, d, d)), -1)  # the kernel reads only the upper triangle
-    first = bingham._acg_proposals(pad(upper), pad(U), B, e, u, pad(c), pad(b), pad(log_m), out, rows)
-    np.testing.assert_array_equal(first, np.where(accept.any(axis=1), np.argmax(accept, axis=1), -1))
-    for i in np.flatnonzero(first >= 0):
-        np.testing.assert_allclose(out[rows[i]], y[i, :, first[i]], rtol=1e-10, atol=1e-12)
-    assert not out[rows[first < 0]].any() and not out[:2].any()
+    pending = bingham._acg_proposals(pad(upper), pad(U), B, e, u, pad(c), pad(b), pad(log_m), out, rows)
+    np.testing.assert_array_equal(pending, rows[~accept.any(axis=1)])
+    for i in np.flatnonzero(accept.any(axis=1)):  # the first accepted proposal
+        np.testing.assert_allclose(out[rows[i]], y[i, :, np.argmax(accept[i])], rtol=1e-10, atol=1e-12)
+    assert not out[pending].any() and not out[:2].any()

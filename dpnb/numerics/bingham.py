@@ -597,18 +597,20 @@ def _acg_proposals(upper, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cov
     For the ``i``-th pending chain ``h = rows[i]``: solves ``R z = e[i, :, j]`` (``R`` the upper triangle of
     ``upper[h]``, :func:`_acg_envelope`) for its proposals ``j`` in order, projects ``z`` off ``U[h]``, normalises
     it to ``y`` and accepts it if ``log(u[i, j]) < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
-    ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns, per pending
-    chain, the accepted proposal's index, -1 if none was accepted, or -2 if
-    ``y^T Omega y = 1 + 2 t / b`` was not positive.
+    ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns the chains of
+    ``rows`` that accepted none, in order. Raises ``RuntimeError`` if ``y^T Omega y = 1 + 2 t / b`` was not
+    positive (the draw would not be exact).
     """
     m, d, p = e.shape
     k1 = U.shape[2]
     q = d - k1
-    first = np.full(m, -1)
+    pending = np.empty(m, rows.dtype)
+    n_pending = 0
     z = np.empty(d)
     for i in range(m):
         h = rows[i]
         R = upper[h]
+        accepted = False
         for j in range(p):
             for a in range(d - 1, -1, -1):  # back substitution with R, reading its rows from the right
                 wa = e[i, a, j]
@@ -633,15 +635,17 @@ def _acg_proposals(upper, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cov
                 yby += z[a] * row
             t = c[h] - yby * inv_norm * inv_norm
             ratio = 2.0 * t / b[h]
-            if ratio <= -1.0:
-                first[i] = -2
-                break
+            if ratio <= -1.0:  # a positive definite G keeps y^T Omega y > 0 up to rounding
+                raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
             if np.log(u[i, j]) < -t + q / 2 * np.log1p(ratio) - log_m[h]:
                 for a in range(d):
                     out[h, a] = z[a] * inv_norm
-                first[i] = j
+                accepted = True
                 break
-    return first
+        if not accepted:
+            pending[n_pending] = h
+            n_pending += 1
+    return pending[:n_pending]
 
 
 def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
@@ -690,10 +694,7 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
         if pending.size == 0:
             return out
         e = rng.standard_normal((pending.size, d, proposals))
-        first = _acg_proposals(upper, U, B, e, rng.random((pending.size, proposals)), c, b, log_m, out, pending)
-        if first.min() == -2:  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
-            raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
-        pending = pending[first < 0]
+        pending = _acg_proposals(upper, U, B, e, rng.random((pending.size, proposals)), c, b, log_m, out, pending)
     raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
 
 
