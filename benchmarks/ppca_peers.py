@@ -13,6 +13,9 @@ of what a user would pick instead. Skipped, with a message, when diffprivlib is 
 First, one Gibbs column update (the exact conditional draw of ``column="exact"``, on the PPCA parameter
 of 10,000 rows, from a chain's state after 10 scans) is timed against the ``d x d`` Cholesky
 factorisation it contains, its arithmetic floor: the ratio is the update's overhead.
+
+Measured (AMD EPYC, OpenBLAS Haswell kernel, loaded machine): update / Cholesky 3.6 (6.1 before the
+update was compiled); PPCA / diffprivlib 1.4 at 10,000 rows (2.2 before), 0.4 at 100,000.
 """
 
 from __future__ import annotations

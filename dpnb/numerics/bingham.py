@@ -33,8 +33,13 @@ eigenvectors projected off ``U`` (``_ritz_top``), which the envelope needs only 
 below, and one Cholesky factorisation of ``d x d`` per update, which proves that; if it does not,
 an upper bound of the eigenvalue (LAPACK's top eigenvalue of ``P B P + s U U^T`` plus a bound on
 its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an inertia count in the
-fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step). Its rejection round is
-compiled (``_acg_proposals``). Everything is vectorised over independent chains.
+fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step). All of it but the random
+draws is compiled, calling BLAS and LAPACK from numba (``_complement_kernel``, ``_ritz_kernel``,
+``_envelope_kernel``, the rejection round ``_acg_proposals``), with the same operations in the same
+order as the NumPy and SciPy calls it replaced, so the draws are bit-identical to theirs: one update
+(``d = 77``, ``k = 8``) costs 3.7 times one ``77 x 77`` ``numpy.linalg.cholesky``, 6.1 before
+(measured interleaved, AMD EPYC, OpenBLAS Haswell kernel, one thread). Everything is vectorised over
+independent chains.
 
 The module also holds an exact sampler for ``k = 1`` (:func:`vector_bingham_exact`, rejection
 from an angular central Gaussian, Kent, Ganeiber & Mardia 2013), the exact references used to
@@ -47,11 +52,12 @@ from __future__ import annotations
 
 import functools
 
+import llvmlite.binding
 import numba
 import numpy as np
+from numba.extending import get_cython_function_address
 from scipy.linalg import get_lapack_funcs
 from scipy.special import betaln, gammainc, gammaincinv, gammaln
-from threadpoolctl import threadpool_limits
 
 from dpnb.ground.validation import (
     check_array,
@@ -61,7 +67,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_square,
 )
-from dpnb.numerics.linalg import haar_stiefel
+from dpnb.numerics.linalg import haar_stiefel, one_blas_thread
 
 _MAX_REJECTION_ROUNDS = 10_000
 COLUMN_UPDATES = ("scan", "exact")
@@ -363,7 +369,7 @@ def bingham_gibbs(
         if not np.allclose(gram, np.eye(k), atol=1e-8):
             raise ValueError("initial states must have orthonormal columns (V^T V = I)")
 
-    with threadpool_limits(limits=1, user_api="blas"):  # small batched BLAS calls: threads only contend
+    with one_blas_thread():  # small batched BLAS calls: threads only contend
         return _gibbs_scans(B, V, n_iter, return_trace, column, rng)
 
 
@@ -385,14 +391,27 @@ def _complement_matrix(B, U, shift) -> np.ndarray:
 
     It has ``U``'s span as an eigenspace with eigenvalue ``shift`` (below the spectrum of ``B``) and,
     on the complement, acts as ``B`` compressed to it: its other eigenpairs are those of ``N^T B N``
-    for any orthonormal basis ``N`` of the complement.
+    for any orthonormal basis ``N`` of the complement. Compiled (``_complement_kernel``).
     """
-    BU = B @ U
-    H = np.swapaxes(U, 1, 2) @ BU
-    diagonal = np.arange(U.shape[2])
-    H[:, diagonal, diagonal] += shift
-    W = (BU - U @ (H / 2)) @ np.swapaxes(U, 1, 2)  # Y U^T
-    return B - (W + np.swapaxes(W, 1, 2))  # B - Y U^T - U Y^T, exactly symmetric as B is
+    return _complement_kernel(B, np.ascontiguousarray(U), float(shift))
+
+
+@numba.njit(cache=True, nogil=True)
+def _complement_kernel(B, U, shift):  # pragma: no cover - compiled
+    """:func:`_complement_matrix` per chain: ``B - Y U^T - U Y^T``, ``Y = B U - U (U^T B U + shift I) / 2``."""
+    m, d, k1 = U.shape
+    out = np.empty((m, d, d))
+    for h in range(m):
+        Uh = U[h]
+        BU = B @ Uh
+        H = Uh.T @ BU
+        for i in range(k1):
+            H[i, i] += shift
+        W = (BU - Uh @ (H / 2)) @ Uh.T  # Y U^T
+        for i in range(d):
+            for j in range(d):
+                out[h, i, j] = B[i, j] - (W[i, j] + W[j, i])  # exactly symmetric as B is
+    return out
 
 
 def _complement_eigh(B, U, shift):
@@ -478,60 +497,131 @@ def _ritz_top(M, E_top, U) -> np.ndarray:
     complement of ``U``: the compression's top eigenvector lies mostly there. The largest
     eigenvalue of ``Q^T M Q`` for any orthonormal ``Q`` is at most ``M``'s (Courant-Fischer), so
     the estimate is a lower bound; a few ``d x p`` products instead of a ``d x d`` factorisation.
+    Compiled (``_ritz_kernel``: a ``d x p`` QR factorisation and a ``p x p`` ``syevd`` per chain).
     """
-    S = E_top - U @ (np.swapaxes(U, 1, 2) @ E_top)
-    geqrf, orgqr, syevd = _lapack("geqrf"), _lapack("orgqr"), _lapack("syevd")
-    Q = np.empty_like(S)
-    for i, Si in enumerate(S):  # LAPACK per chain: numpy.linalg.qr costs three times as much here
-        qr, tau = geqrf(Si)[:2]
-        Q[i] = orgqr(qr, tau)[0]
-    K = np.swapaxes(Q, 1, 2) @ (M @ Q)
-    return np.array([syevd(Ki, compute_v=0, lower=1)[0][-1] for Ki in K])
+    return _ritz_kernel(M, np.ascontiguousarray(E_top), np.ascontiguousarray(U))
+
+
+def _lapack_external(name: str, n_args: int):
+    """LAPACK's ``name`` (scipy's Cython export) for compiled code: ``n_args`` addresses, as in Fortran."""
+    llvmlite.binding.add_symbol(f"dpnb_{name}", get_cython_function_address("scipy.linalg.cython_lapack", name))
+    return numba.types.ExternalFunction(f"dpnb_{name}", numba.types.void(*n_args * (numba.types.voidptr,)))
+
+
+_dgeqrf, _dorgqr, _dsyevd, _dpotrf = (
+    _lapack_external(name, n_args) for name, n_args in (("dgeqrf", 8), ("dorgqr", 9), ("dsyevd", 11), ("dpotrf", 5))
+)
+
+
+@numba.njit(cache=True, nogil=True)
+def _ritz_kernel(M, E_top, U):  # pragma: no cover - compiled
+    """:func:`_ritz_top` per chain: ``Q`` of the QR factorisation of ``(I - U U^T) E_top``, then ``Q^T M Q``.
+
+    LAPACK's ``dgeqrf``, ``dorgqr`` and ``dsyevd`` (eigenvalues only, lower triangle) on column-major
+    copies, with the workspace sizes of scipy's wrappers.
+    """
+    m = M.shape[0]
+    d, p = E_top.shape
+    top = np.empty(m)
+    rows, cols, info = np.array([d], np.int32), np.array([p], np.int32), np.zeros(1, np.int32)
+    lwork, lwork_ev, liwork = np.array([3 * p], np.int32), np.array([2 * p + 1], np.int32), np.ones(1, np.int32)
+    jobz_uplo = np.array([ord("N"), ord("L")], np.uint8)
+    S_f = np.empty((p, d))  # column-major d x p
+    K_f = np.empty((p, p))
+    tau, work, w, iwork = np.empty(p), np.empty(3 * p), np.empty(p), np.empty(1, np.int32)
+    for h in range(m):
+        Uh = U[h]
+        S_f[:] = (E_top - Uh @ (Uh.T @ E_top)).T
+        _dgeqrf(rows.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
+        _dorgqr(
+            rows.ctypes, cols.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes,
+            info.ctypes,
+        )  # fmt: skip
+        K_f[:] = (S_f @ (M[h] @ S_f.T)).T  # Q^T M Q, Q = S_f^T
+        _dsyevd(
+            jobz_uplo[0:].ctypes, jobz_uplo[1:].ctypes, cols.ctypes, K_f.ctypes, cols.ctypes, w.ctypes,
+            work.ctypes, lwork_ev.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes,
+        )  # fmt: skip
+        top[h] = w[p - 1]
+    return top
 
 
 def _acg_envelope(M, c, l_B, k1: int):
     """``b``, ``log M_b`` and the Cholesky factor of ``G`` for the envelope of :func:`_complement_acg_draw` at ``c``.
 
+    The factor is returned as ``R = L^T`` (``G = R^T R``) in the upper triangle of each ``d x d``
+    matrix (the strict lower triangle holds ``G``'s entries); compiled (``_envelope_kernel``).
     Raises ``numpy.linalg.LinAlgError`` if ``G`` is not positive definite (``c + b / 2`` not above
     the compression's top eigenvalue): then the envelope would not dominate.
     """
-    t_est = np.maximum(c[:, None] - l_B[::-1][None, k1:], 0.0)
-    t_est[:, 0] = 0.0
-    b, log_m = acg_shape(t_est)
-    G = M * (-2.0 / b)[:, None, None]
-    diagonal = np.arange(M.shape[1])
-    G[:, diagonal, diagonal] += (1.0 + 2.0 * c / b)[:, None]
-    return b, log_m, np.linalg.cholesky(G)
+    q = M.shape[1] - k1
+    b, upper, failed = _envelope_kernel(M, c, l_B, k1)
+    if failed:
+        raise np.linalg.LinAlgError("G is not positive definite")
+    return b, -(q - b) / 2 + q / 2 * np.log(q / b), upper
 
 
 @numba.njit(cache=True, nogil=True)
-def _acg_proposals(chol, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cover - compiled
+def _envelope_kernel(M, c, l_B, k1):  # pragma: no cover - compiled
+    """:func:`_acg_envelope` without ``log M_b``: ``b`` (:func:`acg_shape`'s Newton), the factors, the failures.
+
+    ``t_j = c - l_(k - 1 + j)`` from ``B``'s ascending eigenvalues ``l_B``; ``G = (1 + 2 c / b) I - (2 / b) M``
+    is exactly symmetric, so LAPACK, reading the C-ordered matrix column-major (as ``G^T = G``),
+    factors it as ``L L^T`` in its lower triangle, which is the upper triangle ``R = L^T`` here.
+    """
+    m, d, _ = M.shape
+    q = d - k1
+    t = np.empty((m, q))
+    for h in range(m):
+        for j in range(q):
+            t[h, j] = max(c[h] - l_B[q - 1 - j], 0.0)
+        t[h, 0] = 0.0
+    b = _acg_newton(t)
+    upper = np.empty((m, d, d))
+    lower = np.array([ord("L")], np.uint8)
+    n = np.array([d], np.int32)
+    info = np.zeros(1, np.int32)
+    failed = 0
+    for h in range(m):
+        scale = -2.0 / b[h]
+        diagonal = 1.0 + 2.0 * c[h] / b[h]
+        G = upper[h]
+        for i in range(d):
+            for j in range(d):
+                G[i, j] = M[h, i, j] * scale
+            G[i, i] += diagonal
+        _dpotrf(lower.ctypes, n.ctypes, G.ctypes, n.ctypes, info.ctypes)
+        failed += info[0] != 0
+    return b, upper, failed
+
+
+@numba.njit(cache=True, nogil=True)
+def _acg_proposals(upper, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cover - compiled
     """One round of :func:`_complement_acg_draw`'s rejection step for the chains ``rows``, in one compiled pass.
 
-    For the ``i``-th pending chain ``h = rows[i]``: solves ``L^T z = e[i, :, j]`` (``L = chol[h]``,
-    lower) for its proposals ``j`` in order, projects ``z`` off ``U[h]``, normalises it to ``y``
-    and accepts it if ``log(u[i, j]) < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
-    ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns, per pending
-    chain, the accepted proposal's index, -1 if none was accepted, or -2 if
-    ``y^T Omega y = 1 + 2 t / b`` was not positive.
+    For the ``i``-th pending chain ``h = rows[i]``: solves ``R z = e[i, :, j]`` (``R`` the upper triangle of
+    ``upper[h]``, :func:`_acg_envelope`) for its proposals ``j`` in order, projects ``z`` off ``U[h]``, normalises
+    it to ``y`` and accepts it if ``log(u[i, j]) < -t + (q / 2) log(1 + 2 t / b[h]) - log_m[h]`` with
+    ``t = c[h] - y^T B y``; the first accepted ``y`` is written to ``out[h]``. Returns the chains of
+    ``rows`` that accepted none, in order. Raises ``RuntimeError`` if ``y^T Omega y = 1 + 2 t / b`` was not
+    positive (the draw would not be exact).
     """
     m, d, p = e.shape
     k1 = U.shape[2]
     q = d - k1
-    first = np.full(m, -1)
-    w = np.empty(d)
+    pending = np.empty(m, rows.dtype)
+    n_pending = 0
     z = np.empty(d)
     for i in range(m):
         h = rows[i]
-        L = chol[h]
+        R = upper[h]
+        accepted = False
         for j in range(p):
-            for a in range(d):
-                w[a] = e[i, a, j]
-            for a in range(d - 1, -1, -1):  # back substitution with L^T, reading the rows of L
-                za = w[a] / L[a, a]
-                z[a] = za
-                for r in range(a):
-                    w[r] -= L[a, r] * za
+            for a in range(d - 1, -1, -1):  # back substitution with R, reading its rows from the right
+                wa = e[i, a, j]
+                for r in range(d - 1, a, -1):
+                    wa -= R[a, r] * z[r]
+                z[a] = wa / R[a, a]
             for col in range(k1):  # z -= U U^T z
                 dot = 0.0
                 for a in range(d):
@@ -550,15 +640,17 @@ def _acg_proposals(chol, U, B, e, u, c, b, log_m, out, rows):  # pragma: no cove
                 yby += z[a] * row
             t = c[h] - yby * inv_norm * inv_norm
             ratio = 2.0 * t / b[h]
-            if ratio <= -1.0:
-                first[i] = -2
-                break
+            if ratio <= -1.0:  # a positive definite G keeps y^T Omega y > 0 up to rounding
+                raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
             if np.log(u[i, j]) < -t + q / 2 * np.log1p(ratio) - log_m[h]:
                 for a in range(d):
                     out[h, a] = z[a] * inv_norm
-                first[i] = j
+                accepted = True
                 break
-    return first
+        if not accepted:
+            pending[n_pending] = h
+            n_pending += 1
+    return pending[:n_pending]
 
 
 def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, proposals: int = 4) -> np.ndarray:
@@ -584,7 +676,11 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
     below ``c``), so with ``G = L L^T`` the complement part of ``z = L^{-T} e``, ``e ~ N(0, I_d)``, is
     the envelope's Gaussian. A proposal ``y`` (that part, normalised) is accepted with
     ``exp(-y^T T y) (y^T Omega y)^{q/2} / M_b``, where ``y^T T y = c - y^T B y``. Cost per chain:
-    one Cholesky factorisation and a few ``d x (k + 4)`` products, no eigendecomposition.
+    one Cholesky factorisation and a few ``d x (k + 4)`` products, no eigendecomposition; in all
+    3.7 times one ``numpy.linalg.cholesky`` of ``d x d`` at ``d = 77``, ``k = 8`` (measured, AMD EPYC,
+    OpenBLAS Haswell, one thread; ``python -m benchmarks.ppca_peers``): the complement matrix 0.8,
+    the Ritz estimate 1.2, the envelope with its factorisation 0.9, the rejection round with its
+    random draws 0.6.
 
     Returns
     -------
@@ -594,23 +690,20 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
     M = _complement_matrix(B, U, shift)
     c = _ritz_top(M, E_B[:, -min(d, k1 + _RITZ_EXTRA) :], U)
     try:
-        b, log_m, chol = _acg_envelope(M, c, l_B, k1)
+        b, log_m, upper = _acg_envelope(M, c, l_B, k1)
     except np.linalg.LinAlgError:  # the estimate is too far below: an upper bound instead
         if d <= _LAPACK_TOP_MAX_D:
             c = _lapack_top(M, max(np.abs(l_B).max(), abs(shift)))
         else:
             c = _compression_top(l_B, E_B, U)
-        b, log_m, chol = _acg_envelope(M, c, l_B, k1)
+        b, log_m, upper = _acg_envelope(M, c, l_B, k1)
     out = np.empty((m, d))
     pending = np.arange(m)
     for _ in range(_MAX_REJECTION_ROUNDS):
         if pending.size == 0:
             return out
         e = rng.standard_normal((pending.size, d, proposals))
-        first = _acg_proposals(chol, U, B, e, rng.random((pending.size, proposals)), c, b, log_m, out, pending)
-        if first.min() == -2:  # pragma: no cover - a positive definite G keeps y^T Omega y > 0 up to rounding
-            raise RuntimeError("the envelope's Omega is not positive definite; the draw would not be exact")
-        pending = pending[first < 0]
+        pending = _acg_proposals(upper, U, B, e, rng.random((pending.size, proposals)), c, b, log_m, out, pending)
     raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
 
 
