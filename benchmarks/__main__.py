@@ -7,6 +7,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from benchmarks.gram_floor import machine
 from dpnb.book.report import markdown_table
 
 
@@ -51,6 +52,7 @@ def main():
             rows.append({"case": name, "best seconds": seconds, "peak MiB (tracemalloc)": peak / 2**20})
             print(f"{name}: {seconds:.4f} s, {peak / 2**20:.1f} MiB", flush=True)
     print()
+    print(machine().replace("; one BLAS thread", ""))
     print(markdown_table(rows, precision=4))
     seconds = {row["case"]: row["best seconds"] for row in rows}
     for short, module in modules():  # a module's own summary (e.g. ratios) when all its cases ran
