@@ -35,6 +35,7 @@ Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
 
 from __future__ import annotations
 
+import numba
 import numpy as np
 import scipy.linalg
 from sklearn.base import TransformerMixin
@@ -410,52 +411,113 @@ def _block_rows(m: int) -> int:
 
 
 def _class_sums(X, codes, n_classes):
-    """One chunked pass over ``X``: ``(||x_i||^2, 1 / ||x_i||, per-class sums of the unit rows)``.
+    """Pass 1 over ``X``: ``(1 / ||x_i||, per-class sums of the unit rows, whether every squared norm is finite)``.
 
-    The sums are the numerators of the class means of Algorithm 1 (Algorithm 5: one per class).
+    The sums are the numerators of the class means of Algorithm 1 (Algorithm 5: one per class); ``codes`` are
+    the rows' class indices (empty: one class). Every value of ``X`` is read once (:func:`_unit_row_sums`);
+    ``1 / ||x_i||`` is 0 for an all-zero row and -1 for a row whose squared norm is not finite.
     """
     n, m = X.shape
-    sq, inv_norms, sums = np.empty(n), np.empty(n), np.zeros((n_classes, m))
-    for rows in _chunks(n, _block_rows(m)):
-        block = X[rows]
-        sq[rows], inv_norms[rows] = _row_norms(block)
-        if n_classes == 1:
-            sums[0] += inv_norms[rows] @ block
-            continue
-        c = codes[rows]
-        for j in range(n_classes):  # one matrix-vector product per class beats a (K x block) product for small K
-            sums[j] += np.where(c == j, inv_norms[rows], 0.0) @ block
-    return sq, inv_norms, sums
+    inv_norms, sums = np.empty(n), np.zeros((n_classes, m))
+    finite = _unit_row_sums(X, codes, _block_rows(m), inv_norms, sums)
+    return inv_norms, sums, finite
 
 
-def _class_second_moments(X, codes, sq, inv_norms, components, means, labels=None) -> np.ndarray:
-    """Per class ``c``: ``sum_i z_i z_i^T`` over its rows (Eq. 2, or Eq. 3 with ``labels`` appended).
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _unit_row_sums(x, codes, block, inv_norms, sums):  # pragma: no cover - compiled
+    """Fill ``inv_norms[i] = 1 / ||x_i||`` (0 for a zero row, -1 if ``||x_i||^2`` is NaN or infinite) and add the
+    unit row ``x_i / ||x_i||`` (0 for those rows) to ``sums[codes[i]]`` (``codes`` empty: to ``sums[0]``); return
+    True if every squared norm is finite.
 
-    ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`); one chunked
-    pass computes ``X [W, mu_1, ..., mu_K]`` per block and adds each block's rows to its class's matrix.
+    Each row is read from memory once: its squared norm (a reduction the compiler vectorises, ``reassoc``),
+    then the scaled row (from the L1 cache) into its class's partial sum. The partial sums cover ``block``
+    rows and are then added to ``sums``, so the rounding error grows with the block size, not with ``n``. The
+    flag is taken per block, outside the row loop (inside, it stops the vectorisation).
     """
+    n, m = x.shape
+    part = np.empty_like(sums)
+    finite = True
+    for start in range(0, n, block):
+        stop = min(start + block, n)
+        part[:] = 0.0
+        for i in range(start, stop):
+            s = 0.0
+            for j in range(m):
+                s += x[i, j] * x[i, j]
+            v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
+            inv_norms[i] = v if s < np.inf else -1.0
+            acc = part[codes[i] if codes.shape[0] else 0]
+            for j in range(m):
+                acc[j] += v * x[i, j]
+        for i in range(start, stop):
+            finite &= inv_norms[i] >= 0.0
+        sums += part
+    return finite
+
+
+@numba.njit(cache=True, nogil=True)
+def _project_rows(xa, codes, inv_norms, mu_projected, mu_sq, labels, label_bound, z, starts):  # pragma: no cover
+    """Write ``z_i = W^T unit(unit(x_i) - mu_c)`` (then the clipped label) for the rows of a block, grouped by class.
+
+    ``xa = X_block [W, mu_1, ..., mu_K]``; ``codes``, ``inv_norms`` (:func:`_unit_row_sums`), ``labels`` are
+    the block's (``codes`` empty: one class; ``labels`` empty: no label column). The rows of class ``c`` go to
+    ``z[starts[c]:starts[c + 1]]`` in their order, so each class's Gram matrix is one product. The arithmetic is
+    :func:`_preprocess_project`'s with ``||x_i||^2 / ||x_i||^2 = 1`` (0 for a zero row; NaN for a row whose
+    squared norm overflows, which gives ``z_i = 0`` as there).
+    """
+    rows, p = xa.shape[0], mu_projected.shape[1]
+    n_classes = mu_projected.shape[0]
+    starts[:] = 0
+    if codes.shape[0]:
+        for i in range(rows):
+            starts[codes[i] + 1] += 1
+        for c in range(n_classes):
+            starts[c + 1] += starts[c]
+    else:
+        starts[1] = rows
+    position = starts[:-1].copy()
+    for i in range(rows):
+        c = codes[i] if codes.shape[0] else 0
+        inv = inv_norms[i]
+        unit_sq = 1.0 if inv > 0.0 else (0.0 if inv == 0.0 else np.nan)
+        inv = max(inv, 0.0)
+        r2 = unit_sq - 2.0 * inv * xa[i, p + c] + mu_sq[c]
+        r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
+        inv_r = 1.0 / r if r > 0.0 else 0.0
+        scale = inv * inv_r
+        k = position[c]
+        position[c] = k + 1
+        for j in range(p):
+            z[k, j] = xa[i, j] * scale - mu_projected[c, j] * inv_r
+        if labels.shape[0]:
+            z[k, p] = min(max(labels[i], -label_bound), label_bound)
+
+
+def _class_second_moments(X, codes, inv_norms, components, means, labels=None, label_bound=None) -> np.ndarray:
+    """Pass 2 over ``X``, per class ``c``: ``sum_i z_i z_i^T`` over its rows (Eq. 2, or Eq. 3 with ``labels``).
+
+    ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`); labels are
+    clipped to ``[-label_bound, label_bound]``. Per block of rows: the product ``X_block [W, mu_1, ..., mu_K]``
+    (BLAS), the rows ``z_i`` from it (:func:`_project_rows`), then ``Z_c^T Z_c`` per class (BLAS).
+    """
+    n, m = X.shape
     n_classes, p = means.shape[0], components.shape[0]
     A = np.column_stack([components.T, means.T])
     mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
-    q = p + (labels is not None)
+    no_labels = labels is None
+    labels, label_bound = (np.empty(0), np.inf) if no_labels else (labels, float(label_bound))
+    q = p + (not no_labels)
+    block = min(_block_rows(m), n)
+    xa, z, starts = np.empty((block, A.shape[1])), np.empty((block, q)), np.empty(n_classes + 1, dtype=np.intp)
     grams = np.zeros((n_classes, q, q))
-    for rows in _chunks(X.shape[0], _block_rows(X.shape[1])):
-        XA = X[rows] @ A
-        if n_classes == 1:
-            Z = _preprocess_project(XA[:, :p], XA[:, p], sq[rows], inv_norms[rows], mu_projected[0], mu_sq[0])
-        else:
-            c = codes[rows]
-            x_mu = np.take_along_axis(XA, (p + c)[:, None], axis=1)[:, 0]
-            Z = _preprocess_project(
-                XA[:, :p], x_mu, sq[rows], inv_norms[rows], np.take(mu_projected, c, axis=0), mu_sq[c]
-            )
-        if labels is not None:
-            Z = np.column_stack([Z, labels[rows]])
-        if n_classes == 1:
-            grams[0] += Z.T @ Z
-            continue
+    for rows in _chunks(n, block):
+        size = rows.stop - rows.start
+        np.matmul(X[rows], A, out=xa[:size])
+        _project_rows(
+            xa[:size], codes[rows], inv_norms[rows], mu_projected, mu_sq, labels[rows], label_bound, z, starts
+        )
         for j in range(n_classes):
-            Zj = np.compress(c == j, Z, axis=0)
+            Zj = z[starts[j] : starts[j + 1]]
             grams[j] += Zj.T @ Zj
     return grams
 
@@ -606,10 +668,9 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         if self.mode == "gmm":
             classes, codes, counts = _encode_labels(y)
         else:
-            codes, counts = np.zeros(n, dtype=np.intp), np.array([n])
-        with np.errstate(invalid="ignore"):  # only a NaN or an infinity in X is invalid here, and it is rejected next
-            sq, inv_norms, sums = _class_sums(X, codes, len(counts))
-        if not np.isfinite(sq).all():  # a NaN or an infinity in a row makes its squared norm NaN or inf
+            codes, counts = np.empty(0, dtype=np.intp), np.array([n])
+        inv_norms, sums, finite = _class_sums(X, codes, len(counts))
+        if not finite:  # a NaN or an infinity in a row makes its squared norm NaN or inf
             check_array(X, ndim=2)  # raises the usual message (finite rows whose square overflows pass)
         self.n_features_in_ = m
         self._rng = rng  # sample() continues this stream
@@ -619,8 +680,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
         means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
         a = None if self.mode != "supervised" else float(self.label_bound)
-        labels = None if a is None else np.clip(y, -a, a)
-        grams = _class_second_moments(X, codes, sq, inv_norms, self.components_, means, labels)
+        grams = _class_second_moments(X, codes, inv_norms, self.components_, means, None if a is None else y, a)
         covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
         if self.mode == "gmm":
             self.class_means_, self.class_covariances_ = means, np.array(covs)
