@@ -507,15 +507,23 @@ def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
 
 @pytest.mark.parametrize(
     "y",
-    [np.array([3, 0, 3, 7, 0]), np.array([-2, 5, -2]), np.array([10**9, 1, 1]), np.array(["b", "a", "b"])],
+    [
+        np.array([3, 0, 3, 7, 0]),
+        np.array([-2, 5, -2]),
+        np.array([10**9, 1, 1]),
+        np.array(["b", "a", "b"]),
+        np.array([1, 0, 1], dtype=np.uint8),
+        np.array([2**63 + 5, 1, 2**63 + 5], dtype=np.uint64),  # wraps to negative as intp: np.unique's path
+        np.arange(5000)[::-1] % 4999,  # more classes than the interleaved counters take
+    ],
 )
 def test_encode_labels_matches_unique(y):
     from dpnb.papers.ron_gauss import _encode_labels
 
-    classes, codes, counts = _encode_labels(y)
+    classes, index, lookup, counts = _encode_labels(y)
     expected = np.unique(y, return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(classes, expected[0])
-    np.testing.assert_array_equal(codes, expected[1].reshape(-1))
+    np.testing.assert_array_equal(lookup[index], expected[1].reshape(-1))
     np.testing.assert_array_equal(counts, expected[2])
 
 
