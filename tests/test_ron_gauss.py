@@ -501,14 +501,19 @@ def _numpy_passes(X, codes, n_classes, means, W, labels=None, label_bound=None):
     return inv_norms, sums, np.array([Z[codes == c].T @ Z[codes == c] for c in range(n_classes)])
 
 
-@pytest.mark.parametrize("n_classes, with_labels", [(1, False), (1, True), (4, False)])
-def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels):
-    """Pass 1 (norms, class sums, block counts) and pass 2 (class Grams) against NumPy, zero rows included."""
+@pytest.mark.parametrize(
+    "n_classes, with_labels, m", [(1, False, 13), (1, True, 13), (4, False, 13), (1, True, 130), (3, False, 130)]
+)
+def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels, m):
+    """Pass 1 (norms, class sums, block counts) and pass 2 (class Grams) against NumPy, zero rows included.
+
+    ``m = 130`` takes pass 1's pipelined loop (the next row's norm with the current row's sum).
+    """
     import dpnb.papers.ron_gauss as module
 
     monkeypatch.setattr(module, "_CHUNK_VALUES", 0)  # blocks of 256 rows: several blocks, the last one short
     rng = np.random.default_rng(9)
-    n, m, p = 1000, 13, 5
+    n, p = 1000, 5
     X = rng.standard_normal((n, m)) * rng.uniform(0.01, 100, (n, 1))
     X[[0, 17, 600]] = 0.0
     X[300] = 1e200  # finite, squared norm overflows: counted as z = 0, as the NumPy path does

@@ -63,6 +63,7 @@ MODES = ("unsupervised", "supervised", "gmm")
 PROJECTIONS = ("haar", "paper")
 NOISE_SCALES = ("corrected", "paper")  # RON-Gauss's noise_scale values
 _LANES = 4  # interleaved counters of _label_counts
+_PIPELINE_FEATURES = 128  # from this many columns on, pass 1 forms the next row's norm with the current row's sum
 _CHUNK_VALUES = 2**18  # values per block of the chunked passes over X (2 MB: a block and its products stay in cache)
 
 
@@ -468,28 +469,42 @@ def _unit_row_sums(x, index, lookup, labels, block, inv_norms, sums, block_count
     squared norm is finite and whether every value of ``labels`` (empty or one per row) is.
 
     Each row is read from memory once: its squared norm (a reduction the compiler vectorises, ``reassoc``),
-    then the scaled row (from the L1 cache) into its class's partial sum. The partial sums cover a block and
-    are then added to ``sums``, so the rounding error grows with the block size, not with ``n``. The flags are
-    taken per block, outside the row loop (inside, they stop the vectorisation).
+    then the scaled row (from the L1 cache) into its class's partial sum. From ``_PIPELINE_FEATURES`` columns
+    on, the squared norm of the next row is formed in the loop that adds the current one (one loop over the
+    columns per row instead of two, and no wait for the square root: 15-25 % faster at ``m = 200, 500``, 5-15 %
+    slower at ``m = 20, 77``). The partial sums cover a block and are then added to ``sums``, so the rounding
+    error grows with the block size, not with ``n``. The flags are taken per block, outside the row loop
+    (inside, they stop the vectorisation).
     """
     n, m = x.shape
+    pipelined = m >= _PIPELINE_FEATURES
     part = np.empty_like(sums)
     finite = labels_finite = True
     for start in range(0, n, block):
         stop = min(start + block, n)
         counts = block_counts[start // block]
         part[:] = 0.0
+        s = 0.0
+        for j in range(m if pipelined else 0):
+            s += x[start, j] * x[start, j]
         for i in range(start, stop):
-            s = 0.0
-            for j in range(m):
-                s += x[i, j] * x[i, j]
+            if not pipelined:
+                s = 0.0
+                for j in range(m):
+                    s += x[i, j] * x[i, j]
             v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
             inv_norms[i] = v if s < np.inf else -1.0
             c = lookup[index[i]] if index.shape[0] else 0
             counts[c] += 1
             acc = part[c]
-            for j in range(m):
-                acc[j] += v * x[i, j]
+            if pipelined and i + 1 < stop:
+                s = 0.0
+                for j in range(m):
+                    s += x[i + 1, j] * x[i + 1, j]
+                    acc[j] += v * x[i, j]
+            else:
+                for j in range(m):
+                    acc[j] += v * x[i, j]
         for i in range(start, stop):
             finite &= inv_norms[i] >= 0.0
         for i in range(start, min(stop, labels.shape[0])):
@@ -502,27 +517,27 @@ def _unit_row_sums(x, index, lookup, labels, block, inv_norms, sums, block_count
 def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):  # pragma: no cover - compiled
     """Write ``z_i = W^T unit(unit(x_i) - mu_c)`` for the rows of a block, grouped by class.
 
-    ``xa = X_block [W, mu_1, ..., mu_K]``; ``index`` (row ``i`` in class ``c = lookup[index[i]]``; empty: one
-    class) and ``inv_norms`` (:func:`_unit_row_sums`) are the block's. The rows of class ``c`` go to
-    ``z[starts[c]:starts[c + 1]]`` in their order, so each class's Gram matrix is one product. The arithmetic
-    is :func:`_preprocess_project`'s with ``||x_i||^2 / ||x_i||^2 = 1`` (0 for a zero row; NaN for a row whose
-    squared norm overflows, which gives ``z_i = 0`` as there).
+    ``xa = [W, mu_1, ..., mu_K]^T X_block^T`` (a column per row), ``index`` (row ``i`` in class ``c =
+    lookup[index[i]]``; empty: one class) and ``inv_norms`` (:func:`_unit_row_sums`) are the block's. The rows
+    of class ``c`` go to ``z[starts[c]:starts[c + 1]]`` in their order, so each class's Gram matrix is one
+    product. The arithmetic is :func:`_preprocess_project`'s with ``||x_i||^2 / ||x_i||^2 = 1`` (0 for a zero
+    row; NaN for a row whose squared norm overflows, which gives ``z_i = 0`` as there).
     """
-    rows, p = xa.shape[0], mu_projected.shape[1]
+    rows, p = xa.shape[1], mu_projected.shape[1]
     position = starts[:-1].copy()
     for i in range(rows):
         c = lookup[index[i]] if index.shape[0] else 0
         inv = inv_norms[i]
         unit_sq = 1.0 if inv > 0.0 else (0.0 if inv == 0.0 else np.nan)
         inv = max(inv, 0.0)
-        r2 = unit_sq - 2.0 * inv * xa[i, p + c] + mu_sq[c]
+        r2 = unit_sq - 2.0 * inv * xa[p + c, i] + mu_sq[c]
         r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
         inv_r = 1.0 / r if r > 0.0 else 0.0
         scale = inv * inv_r
         k = position[c]
         position[c] = k + 1
         for j in range(p):
-            z[k, j] = xa[i, j] * scale - mu_projected[c, j] * inv_r
+            z[k, j] = xa[j, i] * scale - mu_projected[c, j] * inv_r
 
 
 def _class_second_moments(
@@ -538,24 +553,24 @@ def _class_second_moments(
     """
     n, m = X.shape
     n_classes, p = means.shape[0], components.shape[0]
-    A = np.column_stack([components.T, means.T])
+    A = np.vstack([components, means])
     mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
     with_labels = labels is not None
     block = _block_rows(m)
     size = min(block, n)
-    xa, z, z_label = np.empty((size, A.shape[1])), np.empty((size, p)), np.empty(size)
+    xa, z, z_label = np.empty((A.shape[0], size)), np.empty((size, p)), np.empty(size)
     starts = np.zeros((len(block_counts), n_classes + 1), dtype=np.intp)
     np.cumsum(block_counts, axis=1, out=starts[:, 1:])
     grams = np.zeros((n_classes, p + with_labels, p + with_labels))
     for b, rows in enumerate(_chunks(n, block)):
-        rows_xa = xa[: rows.stop - rows.start]
-        np.matmul(X[rows], A, out=rows_xa)
+        rows_xa = xa[:, : rows.stop - rows.start]
+        np.matmul(A, X[rows].T, out=rows_xa)
         _project_rows(rows_xa, index[rows], lookup, inv_norms[rows], mu_projected, mu_sq, z, starts[b])
         for j in range(n_classes):
             Zj = z[starts[b, j] : starts[b, j + 1]]
             grams[j, :p, :p] += Zj.T @ Zj
         if with_labels:
-            y = np.clip(labels[rows], -label_bound, label_bound, out=z_label[: len(rows_xa)])
+            y = np.clip(labels[rows], -label_bound, label_bound, out=z_label[: rows.stop - rows.start])
             grams[0, :p, p] += y @ Zj
             grams[0, p, p] += y @ y
     if with_labels:
