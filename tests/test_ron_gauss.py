@@ -525,8 +525,10 @@ def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels, m):
     codes = labels - 10
     W = module.haar_stiefel(m, p, random_state=rng).T
     means = rng.standard_normal((n_classes, m)) / (2 * np.sqrt(m))
-    inv_norms, sums, block_counts, finite, labels_finite = module._class_sums(X, index, lookup, n_classes, y)
-    grams = module._class_second_moments(X, index, lookup, block_counts, inv_norms, W, means, y, 1.5)
+    inv_norms, sums, block_counts, clipped, finite, labels_finite = module._class_sums(
+        X, index, lookup, n_classes, y, 1.5
+    )
+    grams = module._class_second_moments(X, index, lookup, block_counts, inv_norms, W, means, clipped)
     ref_inv, ref_sums, ref_grams = _numpy_passes(X, codes, n_classes, means, W, y, 1.5)
     assert not finite and labels_finite  # the overflowing row, flagged as not finite (X itself is finite)
     assert inv_norms[300] == -1 and ref_inv[300] == 0
@@ -543,9 +545,9 @@ def test_compiled_pass_flags_non_finite_labels():
 
     X, y = np.ones((600, 3)), np.zeros(600)
     y[599] = np.nan
-    flags = module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, y)[3:]
+    flags = module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, y, 1.0)[4:]
     assert flags == (True, False)
-    assert module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, np.zeros(600))[3:] == (True, True)
+    assert module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, np.zeros(600), 1.0)[4:] == (True, True)
 
 
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])

@@ -441,32 +441,48 @@ def _block_rows(m: int) -> int:
     return max(256, _CHUNK_VALUES // max(m, 1))
 
 
-def _class_sums(X, index, lookup, n_classes, labels=None):
-    """Pass 1 over ``X``: ``(1 / ||x_i||, per-class sums of the unit rows, per-block class counts, all squared
-    norms finite, all labels finite)``.
+def _class_sums(X, index, lookup, n_classes, labels=None, label_bound=None):
+    """Pass 1 over ``X``: ``(1 / ||x_i||, per-class sums of the unit rows, per-block class counts, the labels
+    clipped to [-label_bound, label_bound] (None without labels), all squared norms finite, all labels finite)``.
 
     The sums are the numerators of the class means of Algorithm 1 (Algorithm 5: one per class); row ``i`` is
     in class ``lookup[index[i]]`` (``index`` empty: one class). Every value of ``X`` is read once
     (:func:`_unit_row_sums`); ``1 / ||x_i||`` is 0 for an all-zero row and -1 for a row whose squared norm is
-    not finite. ``labels`` (supervised mode) are checked in the same pass: no pass of their own, which costs a
-    read of a cache line per row when ``y`` is a column of ``X``. The block counts (blocks of
-    :func:`_block_rows` rows) let pass 2 group a block's rows by class without counting them again.
+    not finite. ``labels`` (supervised mode) are checked and clipped in the same pass: when ``y`` is a column of
+    ``X``, its values are then read with their rows, not one cache line per row in a pass of their own. The
+    block counts (blocks of :func:`_block_rows` rows) let pass 2 group a block's rows by class without
+    counting them again.
     """
     n, m = X.shape
     block = _block_rows(m)
     inv_norms, sums = np.empty(n), np.zeros((n_classes, m))
     block_counts = np.zeros((-(-n // block), n_classes), dtype=np.intp)
-    labels = np.empty(0) if labels is None else labels
-    flags = _unit_row_sums(X, index, lookup, labels, block, inv_norms, sums, block_counts)
-    return inv_norms, sums, block_counts, *flags
+    clipped = None if labels is None else np.empty(n)
+    labels, bound = (np.empty(0), np.inf) if labels is None else (labels, float(label_bound))
+    flags = _unit_row_sums(
+        X,
+        index,
+        lookup,
+        labels,
+        bound,
+        block,
+        inv_norms,
+        sums,
+        block_counts,
+        np.empty(0) if clipped is None else clipped,
+    )
+    return inv_norms, sums, block_counts, clipped, *flags
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
-def _unit_row_sums(x, index, lookup, labels, block, inv_norms, sums, block_counts):  # pragma: no cover - compiled
+def _unit_row_sums(
+    x, index, lookup, labels, label_bound, block, inv_norms, sums, block_counts, clipped
+):  # pragma: no cover
     """Fill ``inv_norms[i] = 1 / ||x_i||`` (0 for a zero row, -1 if ``||x_i||^2`` is NaN or infinite), add the
     unit row ``x_i / ||x_i||`` (0 for those rows) to ``sums[c]`` and count it in ``block_counts[b, c]`` (``c =
     lookup[index[i]]``, 0 if ``index`` is empty; ``b`` its block of ``block`` rows); return whether every
-    squared norm is finite and whether every value of ``labels`` (empty or one per row) is.
+    squared norm is finite and whether every value of ``labels`` (empty or one per row) is; ``clipped`` gets
+    the labels clipped to ``[-label_bound, label_bound]``.
 
     Each row is read from memory once: its squared norm (a reduction the compiler vectorises, ``reassoc``),
     then the scaled row (from the L1 cache) into its class's partial sum. From ``_PIPELINE_FEATURES`` columns
@@ -508,7 +524,9 @@ def _unit_row_sums(x, index, lookup, labels, block, inv_norms, sums, block_count
         for i in range(start, stop):
             finite &= inv_norms[i] >= 0.0
         for i in range(start, min(stop, labels.shape[0])):
-            labels_finite &= np.abs(labels[i]) < np.inf
+            v = labels[i]
+            labels_finite &= np.abs(v) < np.inf
+            clipped[i] = min(max(v, -label_bound), label_bound)
         sums += part
     return finite, labels_finite
 
@@ -540,14 +558,12 @@ def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):
             z[k, j] = xa[j, i] * scale - mu_projected[c, j] * inv_r
 
 
-def _class_second_moments(
-    X, index, lookup, block_counts, inv_norms, components, means, labels=None, label_bound=None
-) -> np.ndarray:
+def _class_second_moments(X, index, lookup, block_counts, inv_norms, components, means, labels=None) -> np.ndarray:
     """Pass 2 over ``X``, per class ``c``: ``sum_i z_i z_i^T`` over its rows (Eq. 2, or Eq. 3 with ``labels``).
 
-    ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`), then the label
-    clipped to ``[-label_bound, label_bound]`` if given (one class only); classes, block counts and ``1 /
-    ||x_i||`` as pass 1 (:func:`_class_sums`) gives them. Per block of rows: the product ``X_block [W, mu_1,
+    ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`), then the
+    clipped label if given (one class only); classes, block counts, ``1 / ||x_i||`` and the clipped labels as
+    pass 1 (:func:`_class_sums`) gives them. Per block of rows: the product ``X_block [W, mu_1,
     ..., mu_K]`` (BLAS), the rows ``z_i`` from it (:func:`_project_rows`), then per class ``Z_c^T Z_c`` and,
     with labels, ``Z^T y`` and ``y^T y`` (BLAS; one ``p + 1``-column product costs 60 % more than these).
     """
@@ -558,7 +574,7 @@ def _class_second_moments(
     with_labels = labels is not None
     block = _block_rows(m)
     size = min(block, n)
-    xa, z, z_label = np.empty((A.shape[0], size)), np.empty((size, p)), np.empty(size)
+    xa, z = np.empty((A.shape[0], size)), np.empty((size, p))
     starts = np.zeros((len(block_counts), n_classes + 1), dtype=np.intp)
     np.cumsum(block_counts, axis=1, out=starts[:, 1:])
     grams = np.zeros((n_classes, p + with_labels, p + with_labels))
@@ -570,7 +586,7 @@ def _class_second_moments(
             Zj = z[starts[b, j] : starts[b, j + 1]]
             grams[j, :p, :p] += Zj.T @ Zj
         if with_labels:
-            y = np.clip(labels[rows], -label_bound, label_bound, out=z_label[: rows.stop - rows.start])
+            y = labels[rows]
             grams[0, :p, p] += y @ Zj
             grams[0, p, p] += y @ y
     if with_labels:
@@ -725,8 +741,9 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             classes, index, lookup, counts = _encode_labels(y)
         else:
             index, lookup, counts = np.empty(0, dtype=np.intp), np.zeros(1, dtype=np.intp), np.array([n])
-        inv_norms, sums, block_counts, finite, labels_finite = _class_sums(
-            X, index, lookup, len(counts), y if self.mode == "supervised" else None
+        a = None if self.mode != "supervised" else float(self.label_bound)
+        inv_norms, sums, block_counts, labels, finite, labels_finite = _class_sums(
+            X, index, lookup, len(counts), None if a is None else y, a
         )
         if not labels_finite:
             check_array(y, ndim=1, name="y")  # raises the usual message
@@ -739,10 +756,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             self.classes_, self.class_counts_ = classes, counts
         mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
         means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
-        a = None if self.mode != "supervised" else float(self.label_bound)
-        grams = _class_second_moments(
-            X, index, lookup, block_counts, inv_norms, self.components_, means, None if a is None else y, a
-        )
+        grams = _class_second_moments(X, index, lookup, block_counts, inv_norms, self.components_, means, labels)
         covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
         if self.mode == "gmm":
             self.class_means_, self.class_covariances_ = means, np.array(covs)
