@@ -485,43 +485,20 @@ def _unit_row_sums(
     squared norm is finite and whether every value of ``labels`` (empty or one per row) is; ``clipped`` gets
     the labels clipped to ``[-label_bound, label_bound]``.
 
-    Each row is read from memory once: its squared norm (a reduction the compiler vectorises, ``reassoc``),
-    then the scaled row (from the L1 cache) into its class's partial sum. From ``_PIPELINE_FEATURES`` columns
-    on, the squared norm of the next row is formed in the loop that adds the current one (one loop over the
-    columns per row instead of two, and no wait for the square root: 15-25 % faster at ``m = 200, 500``, 5-15 %
-    slower at ``m = 20, 77``). The partial sums cover a block and are then added to ``sums``, so the rounding
-    error grows with the block size, not with ``n``. The flags are taken per block, outside the row loop
-    (inside, they stop the vectorisation).
+    Each row is read from memory once (:func:`_block_unit_sums` or :func:`_block_unit_sums_pipelined`). The
+    partial sums cover a block and are then added to ``sums``, so the rounding error grows with the block size,
+    not with ``n``. The flags are taken per block, outside the row loop (inside, they stop the vectorisation).
     """
     n, m = x.shape
-    pipelined = m >= _PIPELINE_FEATURES
     part = np.empty_like(sums)
     finite = labels_finite = True
     for start in range(0, n, block):
         stop = min(start + block, n)
-        counts = block_counts[start // block]
         part[:] = 0.0
-        s = 0.0
-        for j in range(m if pipelined else 0):
-            s += x[start, j] * x[start, j]
-        for i in range(start, stop):
-            if not pipelined:
-                s = 0.0
-                for j in range(m):
-                    s += x[i, j] * x[i, j]
-            v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
-            inv_norms[i] = v if s < np.inf else -1.0
-            c = lookup[index[i]] if index.shape[0] else 0
-            counts[c] += 1
-            acc = part[c]
-            if pipelined and i + 1 < stop:
-                s = 0.0
-                for j in range(m):
-                    s += x[i + 1, j] * x[i + 1, j]
-                    acc[j] += v * x[i, j]
-            else:
-                for j in range(m):
-                    acc[j] += v * x[i, j]
+        if m >= _PIPELINE_FEATURES:
+            _block_unit_sums_pipelined(x, index, lookup, start, stop, inv_norms, part, block_counts[start // block])
+        else:
+            _block_unit_sums(x, index, lookup, start, stop, inv_norms, part, block_counts[start // block])
         for i in range(start, stop):
             finite &= inv_norms[i] >= 0.0
         for i in range(start, min(stop, labels.shape[0])):
@@ -530,6 +507,51 @@ def _unit_row_sums(
             clipped[i] = min(max(v, -label_bound), label_bound)
         sums += part
     return finite, labels_finite
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _block_unit_sums(x, index, lookup, start, stop, inv_norms, part, counts):  # pragma: no cover - compiled
+    """Rows ``start:stop`` of :func:`_unit_row_sums`: each row's squared norm (a reduction the compiler
+    vectorises, ``reassoc``), then the scaled row (from the L1 cache) into its class's partial sum."""
+    m = x.shape[1]
+    for i in range(start, stop):
+        s = 0.0
+        for j in range(m):
+            s += x[i, j] * x[i, j]
+        v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
+        inv_norms[i] = v if s < np.inf else -1.0
+        c = lookup[index[i]] if index.shape[0] else 0
+        counts[c] += 1
+        acc = part[c]
+        for j in range(m):
+            acc[j] += v * x[i, j]
+
+
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _block_unit_sums_pipelined(x, index, lookup, start, stop, inv_norms, part, counts):  # pragma: no cover
+    """:func:`_block_unit_sums` with the next row's squared norm formed in the loop that adds the current row.
+
+    One loop over the columns per row instead of two, and no wait for the square root: 15-25 % faster at
+    ``m = 200, 500``, 5-15 % slower at ``m = 20, 77`` (so used from ``_PIPELINE_FEATURES`` columns on).
+    """
+    m = x.shape[1]
+    s = 0.0
+    for j in range(m):
+        s += x[start, j] * x[start, j]
+    for i in range(start, stop):
+        v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
+        inv_norms[i] = v if s < np.inf else -1.0
+        c = lookup[index[i]] if index.shape[0] else 0
+        counts[c] += 1
+        acc = part[c]
+        if i + 1 < stop:
+            s = 0.0
+            for j in range(m):
+                s += x[i + 1, j] * x[i + 1, j]
+                acc[j] += v * x[i, j]
+        else:
+            for j in range(m):
+                acc[j] += v * x[i, j]
 
 
 @numba.njit(cache=True, nogil=True)
