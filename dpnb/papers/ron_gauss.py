@@ -657,10 +657,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     (:func:`_class_second_moments`) forms, per block, the product ``[W, mu_1, ..., mu_K]^T X_block^T``
     (BLAS), the rows ``z_i`` from it (compiled) and each class's ``Z_c^T Z_c`` (BLAS). The time over the
     floor read + projection ``X R`` + projected Gram ``Z^T Z`` (``benchmarks/gram_floor.py``, n d = 2e7,
-    one BLAS thread, AMD EPYC, OpenBLAS Haswell kernel) at d = 20, 77, 200, 500: unsupervised 1.08, 1.02,
-    1.04, 1.08; supervised 1.21, 1.04, 1.07, 1.07; gmm with two classes 1.27, 1.16, 1.20, 1.20 (the
-    product with ``p + 2`` rows costs about 3 ms more than with ``p + 1``); before the compiled passes
-    1.9-2.5 at d = 20 and 1.3-1.7 elsewhere.
+    one BLAS thread, AMD EPYC, OpenBLAS Haswell kernel, medians of 9 interleaved rounds) at d = 20, 77, 200,
+    500: unsupervised 1.01, 0.94, 0.99, 1.02; supervised 1.11, 0.97, 1.02, 1.05; gmm with two classes 1.28,
+    1.12, 1.17, 1.21 (its product has ``p + 2`` rows, about 3 ms more than ``p + 1``, and its rows are written
+    class by class, row by row); before the compiled passes 1.9-2.5 at d = 20 and 1.3-1.7 elsewhere.
 
     Parameters
     ----------
