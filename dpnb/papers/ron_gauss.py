@@ -651,10 +651,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     """RON-Gauss synthetic-data generator (paper Algorithms 1-5), epsilon-DP.
 
     Cost: two passes over ``X``, which cannot be merged because the DP mean of the unit rows must be
-    released before the second pass, whose per-row map depends on it. Pass 1 (:func:`_class_sums`, one
+    released before the second pass, whose per-row map depends on it. Pass 1 (``_class_sums``, one
     compiled loop) reads each row once for its norm, its unit row's share of the class sums, the
     finiteness checks of ``X`` and of the labels, and the clipped labels. Pass 2
-    (:func:`_class_second_moments`) forms, per block, the product ``[W, mu_1, ..., mu_K]^T X_block^T``
+    (``_class_second_moments``) forms, per block, the product ``[W, mu_1, ..., mu_K]^T X_block^T``
     (BLAS), the rows ``z_i`` from it (compiled) and each class's ``Z_c^T Z_c`` (BLAS). The time over the
     floor read + projection ``X R`` + projected Gram ``Z^T Z`` (``benchmarks/gram_floor.py``, n d = 2e7,
     one BLAS thread, AMD EPYC, OpenBLAS Haswell kernel, medians of 9 interleaved rounds) at d = 20, 77, 200,
