@@ -655,6 +655,19 @@ def test_refined_spd_solve_reaches_float64_accuracy(ridge):
         assert np.linalg.norm(x - expected) <= 1e-10 * np.linalg.norm(expected)
 
 
+@pytest.mark.parametrize("bad", ["X", "y"])
+def test_rejected_input_draws_nothing_from_the_generator(bad):
+    """Non-finite rows or labels are found in the pass over X, before the projection is drawn."""
+    rng = np.random.default_rng(13)
+    X, y = rng.standard_normal((400, 5)), rng.uniform(-1, 1, 400)
+    (X[399] if bad == "X" else y[399:])[0] = np.nan
+    generator = np.random.default_rng(7)
+    state = generator.bit_generator.state
+    with pytest.raises(ValueError, match=f"{bad} contains NaN or infinite"):
+        RONGauss(2, 1.0, mode="supervised", label_bound=1.0, random_state=generator).fit(X, y)
+    assert generator.bit_generator.state == state
+
+
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 @pytest.mark.parametrize("value", [np.nan, np.inf, -np.inf])
 def test_fit_rejects_non_finite_rows_from_their_norms_and_keeps_no_fitted_state(mode, value):

@@ -801,7 +801,6 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         p = check_n_components(self.n_components, m)
         y = self._check_y(y, n)
         rng = self._make_rng()
-        components = self._draw_projection(m, p, rng)
         if self.mode == "gmm":
             classes, index, lookup, counts = _encode_labels(y)
         else:
@@ -814,6 +813,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             check_array(y, ndim=1, name="y")  # raises the usual message
         if not finite:  # a NaN or an infinity in a row makes its squared norm NaN or inf
             check_array(X, ndim=2)  # raises the usual message (finite rows whose square overflows pass)
+        components = self._draw_projection(m, p, rng)  # the first draw; none is made for rejected input
         self.n_features_in_ = m
         self._rng = rng  # sample() continues this stream
         self.components_ = components
