@@ -487,6 +487,69 @@ def test_fit_equals_straightforward_computation(mode):
         np.testing.assert_allclose(model.class_covariances_[j], S, rtol=0, atol=1e-13)
 
 
+def _numpy_passes(X, codes, n_classes, means, W, labels=None, label_bound=None):
+    """Plain NumPy reference of the two compiled passes: the unit rows' class sums, then each class's Gram."""
+    from dpnb.papers.ron_gauss import _preprocess_project, _row_norms
+
+    sq, inv_norms = _row_norms(X)
+    sums = np.array([inv_norms[codes == c] @ X[codes == c] for c in range(n_classes)])
+    mu = means[codes]
+    with np.errstate(invalid="ignore"):  # the row whose squared norm overflows: z = 0
+        Z = _preprocess_project(X @ W.T, np.einsum("ij,ij->i", X, mu), sq, inv_norms, mu @ W.T, np.sum(mu * mu, axis=1))
+    if labels is not None:
+        Z = np.column_stack([Z, np.clip(labels, -label_bound, label_bound)])
+    return inv_norms, sums, np.array([Z[codes == c].T @ Z[codes == c] for c in range(n_classes)])
+
+
+@pytest.mark.parametrize(
+    "n_classes, with_labels, m", [(1, False, 13), (1, True, 13), (4, False, 13), (1, True, 130), (3, False, 130)]
+)
+def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels, m):
+    """Pass 1 (norms, class sums, block counts) and pass 2 (class Grams) against NumPy, zero rows included.
+
+    ``m = 130`` takes pass 1's pipelined loop (the next row's norm with the current row's sum).
+    """
+    import dpnb.papers.ron_gauss as module
+
+    monkeypatch.setattr(module, "_CHUNK_VALUES", 0)  # blocks of 256 rows: several blocks, the last one short
+    rng = np.random.default_rng(9)
+    n, p = 1000, 5
+    X = rng.standard_normal((n, m)) * rng.uniform(0.01, 100, (n, 1))
+    X[[0, 17, 600]] = 0.0
+    X[300] = 1e200  # finite, squared norm overflows: counted as z = 0, as the NumPy path does
+    y = rng.uniform(-3, 3, n) if with_labels else None
+    labels = rng.integers(10, 10 + n_classes, n)  # class c is label 10 + c
+    index, lookup = (
+        (labels, module._encode_labels(labels)[2]) if n_classes > 1 else (np.empty(0, int), np.zeros(1, int))
+    )
+    codes = labels - 10
+    W = module.haar_stiefel(m, p, random_state=rng).T
+    means = rng.standard_normal((n_classes, m)) / (2 * np.sqrt(m))
+    inv_norms, sums, block_counts, clipped, finite, labels_finite = module._class_sums(
+        X, index, lookup, n_classes, y, 1.5
+    )
+    grams = module._class_second_moments(X, index, lookup, block_counts, inv_norms, W, means, clipped)
+    ref_inv, ref_sums, ref_grams = _numpy_passes(X, codes, n_classes, means, W, y, 1.5)
+    assert not finite and labels_finite  # the overflowing row, flagged as not finite (X itself is finite)
+    assert inv_norms[300] == -1 and ref_inv[300] == 0
+    ref_inv[300] = -1
+    np.testing.assert_allclose(inv_norms, ref_inv, rtol=1e-12, atol=0)
+    np.testing.assert_allclose(sums, ref_sums, rtol=1e-12, atol=1e-12 * np.abs(ref_sums).max())
+    expected_counts = [np.bincount(codes[s : s + 256], minlength=n_classes) for s in range(0, n, 256)]
+    np.testing.assert_array_equal(block_counts, expected_counts)
+    np.testing.assert_allclose(grams, ref_grams, rtol=1e-12, atol=1e-12 * np.abs(ref_grams).max())
+
+
+def test_compiled_pass_flags_non_finite_labels():
+    import dpnb.papers.ron_gauss as module
+
+    X, y = np.ones((600, 3)), np.zeros(600)
+    y[599] = np.nan
+    flags = module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, y, 1.0)[4:]
+    assert flags == (True, False)
+    assert module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, np.zeros(600), 1.0)[4:] == (True, True)
+
+
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
     """Same seed, blocks of 256 rows or one block: the same release up to rounding (same noise draws)."""
@@ -507,15 +570,23 @@ def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
 
 @pytest.mark.parametrize(
     "y",
-    [np.array([3, 0, 3, 7, 0]), np.array([-2, 5, -2]), np.array([10**9, 1, 1]), np.array(["b", "a", "b"])],
+    [
+        np.array([3, 0, 3, 7, 0]),
+        np.array([-2, 5, -2]),
+        np.array([10**9, 1, 1]),
+        np.array(["b", "a", "b"]),
+        np.array([1, 0, 1], dtype=np.uint8),
+        np.array([2**63 + 5, 1, 2**63 + 5], dtype=np.uint64),  # wraps to negative as intp: np.unique's path
+        np.arange(5000)[::-1] % 4999,  # more classes than the interleaved counters take
+    ],
 )
 def test_encode_labels_matches_unique(y):
     from dpnb.papers.ron_gauss import _encode_labels
 
-    classes, codes, counts = _encode_labels(y)
+    classes, index, lookup, counts = _encode_labels(y)
     expected = np.unique(y, return_inverse=True, return_counts=True)
     np.testing.assert_array_equal(classes, expected[0])
-    np.testing.assert_array_equal(codes, expected[1].reshape(-1))
+    np.testing.assert_array_equal(lookup[index], expected[1].reshape(-1))
     np.testing.assert_array_equal(counts, expected[2])
 
 
@@ -582,6 +653,19 @@ def test_refined_spd_solve_reaches_float64_accuracy(ridge):
     assert residual <= 300 * np.finfo(float).eps * np.abs(A).sum(axis=1).max() * np.abs(x).max()
     if ridge > 1e-3:  # forward error <= condition number x backward error
         assert np.linalg.norm(x - expected) <= 1e-10 * np.linalg.norm(expected)
+
+
+@pytest.mark.parametrize("bad", ["X", "y"])
+def test_rejected_input_draws_nothing_from_the_generator(bad):
+    """Non-finite rows or labels are found in the pass over X, before the projection is drawn."""
+    rng = np.random.default_rng(13)
+    X, y = rng.standard_normal((400, 5)), rng.uniform(-1, 1, 400)
+    (X[399] if bad == "X" else y[399:])[0] = np.nan
+    generator = np.random.default_rng(7)
+    state = generator.bit_generator.state
+    with pytest.raises(ValueError, match=f"{bad} contains NaN or infinite"):
+        RONGauss(2, 1.0, mode="supervised", label_bound=1.0, random_state=generator).fit(X, y)
+    assert generator.bit_generator.state == state
 
 
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
