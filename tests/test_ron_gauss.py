@@ -466,10 +466,10 @@ def _straightforward_moments(X, W, y=None, label_bound=None):
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 def test_fit_equals_straightforward_computation(mode):
     """The chunked passes (class sums, then class second moments) give the per-row computation's values."""
-    from dpnb.papers.ron_gauss import _block_rows
+    from dpnb.numerics.linalg import block_rows
 
     rng = np.random.default_rng(5)
-    n = 2 * _block_rows(11) + 123  # blocks of unequal size
+    n = 2 * block_rows(11) + 123  # blocks of unequal size
     X = 3 * rng.standard_normal((n, 11)) + 1
     X[7] = 0.0  # an all-zero row stays zero
     y = {"unsupervised": None, "supervised": rng.uniform(-2, 2, n), "gmm": rng.integers(0, 3, n)}[mode]
@@ -509,9 +509,10 @@ def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels, m):
 
     ``m = 130`` takes pass 1's pipelined loop (the next row's norm with the current row's sum).
     """
+    import dpnb.numerics.linalg as linalg
     import dpnb.papers.ron_gauss as module
 
-    monkeypatch.setattr(module, "_CHUNK_VALUES", 0)  # blocks of 256 rows: several blocks, the last one short
+    monkeypatch.setattr(linalg, "BLOCK_VALUES", 0)  # blocks of 256 rows: several blocks, the last one short
     rng = np.random.default_rng(9)
     n, p = 1000, 5
     X = rng.standard_normal((n, m)) * rng.uniform(0.01, 100, (n, 1))
@@ -553,15 +554,15 @@ def test_compiled_pass_flags_non_finite_labels():
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
 def test_noisy_fit_does_not_depend_on_the_block_size(monkeypatch, mode):
     """Same seed, blocks of 256 rows or one block: the same release up to rounding (same noise draws)."""
-    import dpnb.papers.ron_gauss as module
+    import dpnb.numerics.linalg as linalg
 
     rng = np.random.default_rng(6)
     X = rng.standard_normal((9000, 9))
     y = {"unsupervised": None, "supervised": rng.uniform(-1, 1, 9000), "gmm": rng.integers(0, 2, 9000)}[mode]
     kwargs = {"mode": mode, "label_bound": 1.0} if mode == "supervised" else {"mode": mode}
-    monkeypatch.setattr(module, "_CHUNK_VALUES", 0)  # the smallest blocks, 256 rows
+    monkeypatch.setattr(linalg, "BLOCK_VALUES", 0)  # the smallest blocks, 256 rows
     chunked = RONGauss(3, 1.0, random_state=2, **kwargs).fit(X, y)
-    monkeypatch.setattr(module, "_CHUNK_VALUES", 10**12)  # one block
+    monkeypatch.setattr(linalg, "BLOCK_VALUES", 10**12)  # one block
     whole = RONGauss(3, 1.0, random_state=2, **kwargs).fit(X, y)
     for name in ("mean_", "covariance_", "class_means_", "class_covariances_"):
         if hasattr(whole, name):

@@ -54,7 +54,15 @@ from dpnb.ground.validation import (
     check_random_state,
     check_row_norms,
 )
-from dpnb.numerics.linalg import PARTS, gaussian_draws, haar_stiefel, project_psd, top_eigenvectors
+from dpnb.numerics.linalg import (
+    PARTS,
+    block_rows,
+    gaussian_draws,
+    haar_stiefel,
+    project_psd,
+    row_blocks,
+    top_eigenvectors,
+)
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
@@ -64,7 +72,6 @@ PROJECTIONS = ("haar", "paper")
 NOISE_SCALES = ("corrected", "paper")  # RON-Gauss's noise_scale values
 _LANES = 4  # interleaved counters of _label_counts
 _PIPELINE_FEATURES = 128  # from this many columns on, pass 1 forms the next row's norm with the current row's sum
-_CHUNK_VALUES = 2**18  # values per block of the passes over X (2 MB; pass 2's products of a block stay in cache)
 
 
 def algorithm2_projection(n_features, n_components, *, take="columns", random_state=None) -> np.ndarray:
@@ -432,16 +439,6 @@ def _chunks(n, chunk):
     return (slice(start, min(start + chunk, n)) for start in range(0, n, chunk))
 
 
-def _block_rows(m: int) -> int:
-    """Rows per block of the passes over an ``n x m`` input: about ``_CHUNK_VALUES`` values, at least 256 rows.
-
-    A fixed byte size rather than a fixed row count keeps a block's products (pass 2's ``[W, mu]^T X_block^T``
-    and ``Z``) in cache at any ``m`` and bounds pass 1's partial sums; at least 256 rows keeps the per-block
-    overhead small.
-    """
-    return max(256, _CHUNK_VALUES // max(m, 1))
-
-
 def _class_sums(X, index, lookup, n_classes, labels=None, label_bound=None):
     """Pass 1 over ``X``: ``(1 / ||x_i||, per-class sums of the unit rows, per-block class counts, the labels
     clipped to [-label_bound, label_bound] (None without labels), all squared norms finite, all labels finite)``.
@@ -451,11 +448,11 @@ def _class_sums(X, index, lookup, n_classes, labels=None, label_bound=None):
     (:func:`_unit_row_sums`); ``1 / ||x_i||`` is 0 for an all-zero row and -1 for a row whose squared norm is
     not finite. ``labels`` (supervised mode) are checked and clipped in the same pass: when ``y`` is a column of
     ``X``, its values are then read with their rows, not one cache line per row in a pass of their own. The
-    block counts (blocks of :func:`_block_rows` rows) let pass 2 group a block's rows by class without
-    counting them again.
+    block counts (blocks of :func:`dpnb.numerics.linalg.block_rows` rows) let pass 2 group a block's rows by
+    class without counting them again.
     """
     n, m = X.shape
-    block = _block_rows(m)
+    block = block_rows(m)
     inv_norms, sums = np.empty(n), np.zeros((n_classes, m))
     block_counts = np.zeros((-(-n // block), n_classes), dtype=np.intp)
     clipped = None if labels is None else np.empty(n)
@@ -619,14 +616,14 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
     A = np.vstack([components, means])
     mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
     with_labels = labels is not None
-    block = _block_rows(m)
+    block = block_rows(m)
     size = min(block, n)
     xa, z, scale, inv_r = np.empty((A.shape[0], size)), np.empty((size, p)), np.empty(size), np.empty(size)
     zt = z.reshape(p, size)  # one class: Z^T
     starts = np.zeros((len(block_counts), n_classes + 1), dtype=np.intp)
     np.cumsum(block_counts, axis=1, out=starts[:, 1:])
     grams = np.zeros((n_classes, p + with_labels, p + with_labels))
-    for b, rows in enumerate(_chunks(n, block)):
+    for b, rows in enumerate(row_blocks(n, m)):
         rows_xa = xa[:, : rows.stop - rows.start]
         np.matmul(A, X[rows].T, out=rows_xa)
         if n_classes == 1:
