@@ -39,8 +39,8 @@ def one_blas_thread():
 
 
 def block_rows(n_columns: int) -> int:
-    """Rows per block of a pass over an ``n x n_columns`` matrix: about :data:`BLOCK_VALUES` values, at least
-    :data:`MIN_BLOCK_ROWS` rows.
+    """Rows per block of a pass over an ``n x n_columns`` matrix: about ``BLOCK_VALUES`` values, at least
+    ``MIN_BLOCK_ROWS`` rows.
 
     The blocks of a pass that touches each row twice (a compiled check, then a BLAS product; row
     norms, then class sums): a fixed size in bytes rather than in rows keeps the block in cache
