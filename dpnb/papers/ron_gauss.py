@@ -574,12 +574,29 @@ def _project_rows_one_class(xa, inv_norms, mu_projected, mu_sq, zt, scale, inv_r
             zt[j, i] = xa[j, i] * scale[i] - mu * inv_r[i]
 
 
+@numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
+def _own_class_products(x, index, lookup, means, out):  # pragma: no cover - compiled
+    """``out[i] = <x_i, mu_c>`` with ``mu_c = means[lookup[index[i]]]``, each row's own class mean only.
+
+    One inner product per row instead of ``K`` from one product with every class mean: OpenBLAS takes
+    12-21 % longer for ``[W, mu_1, mu_2]^T X^T`` than for ``[W, mu_1]^T X^T`` (10 rows against 9, ``p = 8``),
+    while this loop reads the block in cache and vectorises (``reassoc``: the sum's order is the compiler's).
+    """
+    for i in range(x.shape[0]):
+        mu = means[lookup[index[i]]]
+        total = 0.0
+        for j in range(x.shape[1]):
+            total += x[i, j] * mu[j]
+        out[i] = total
+
+
 @numba.njit(cache=True, nogil=True)
 def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):  # pragma: no cover - compiled
     """Write ``z_i = W^T unit(unit(x_i) - mu_c)`` for the rows of a block, grouped by class.
 
-    ``xa = [W, mu_1, ..., mu_K]^T X_block^T`` (a column per row), ``index`` (row ``i`` in class ``c =
-    lookup[index[i]]``; empty: one class) and ``inv_norms`` (:func:`_unit_row_sums`) are the block's. The rows
+    ``xa``: ``W^T X_block^T`` (a column per row) over one more row holding each row's ``<x_i, mu_c>``
+    (:func:`_own_class_products`); ``index`` (row ``i`` in class ``c = lookup[index[i]]``; empty: one class)
+    and ``inv_norms`` (:func:`_unit_row_sums`) are the block's. The rows
     of class ``c`` go to ``z[starts[c]:starts[c + 1]]`` in their order, so each class's Gram matrix is one
     product. The arithmetic is :func:`_preprocess_project`'s with ``||x_i||^2 / ||x_i||^2 = 1`` (0 for a zero
     row; NaN for a row whose squared norm overflows, which gives ``z_i = 0`` as there).
@@ -591,7 +608,7 @@ def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):
         inv = inv_norms[i]
         unit_sq = 1.0 if inv > 0.0 else (0.0 if inv == 0.0 else np.nan)
         inv = max(inv, 0.0)
-        r2 = unit_sq - 2.0 * inv * xa[p + c, i] + mu_sq[c]
+        r2 = unit_sq - 2.0 * inv * xa[p, i] + mu_sq[c]
         r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
         inv_r = 1.0 / r if r > 0.0 else 0.0
         scale = inv * inv_r
@@ -613,19 +630,19 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
     """
     n, m = X.shape
     n_classes, p = means.shape[0], components.shape[0]
-    A = np.vstack([components, means])
+    A = np.vstack([components, means]) if n_classes == 1 else components
     mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
     with_labels = labels is not None
     block = block_rows(m)
     size = min(block, n)
-    xa, z, scale, inv_r = np.empty((A.shape[0], size)), np.empty((size, p)), np.empty(size), np.empty(size)
+    xa, z, scale, inv_r = np.empty((p + 1, size)), np.empty((size, p)), np.empty(size), np.empty(size)
     zt = z.reshape(p, size)  # one class: Z^T
     starts = np.zeros((len(block_counts), n_classes + 1), dtype=np.intp)
     np.cumsum(block_counts, axis=1, out=starts[:, 1:])
     grams = np.zeros((n_classes, p + with_labels, p + with_labels))
     for b, rows in enumerate(row_blocks(n, m)):
         rows_xa = xa[:, : rows.stop - rows.start]
-        np.matmul(A, X[rows].T, out=rows_xa)
+        np.matmul(A, X[rows].T, out=rows_xa[: A.shape[0]])
         if n_classes == 1:
             Zt = zt[:, : rows.stop - rows.start]
             _project_rows_one_class(rows_xa, inv_norms[rows], mu_projected, mu_sq, Zt, scale, inv_r)
@@ -635,6 +652,7 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
                 grams[0, :p, p] += Zt @ y
                 grams[0, p, p] += y @ y
             continue
+        _own_class_products(X[rows], index[rows], lookup, means, rows_xa[p])
         _project_rows(rows_xa, index[rows], lookup, inv_norms[rows], mu_projected, mu_sq, z, starts[b])
         for j in range(n_classes):
             Zj = z[starts[b, j] : starts[b, j + 1]]
