@@ -623,10 +623,11 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
 
     ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`), then the
     clipped label if given (one class only); classes, block counts, ``1 / ||x_i||`` and the clipped labels as
-    pass 1 (:func:`_class_sums`) gives them. Per block of rows: the product ``[W, mu_1, ..., mu_K]^T
-    X_block^T`` (BLAS; OpenBLAS runs this orientation 10-20 % faster than ``X_block [W, mu_1, ..., mu_K]``
-    for ``p + 1 = 9``), the rows ``z_i`` from it (:func:`_project_rows`), then per class ``Z_c^T Z_c`` and,
-    with labels, ``Z^T y`` and ``y^T y`` (BLAS; one ``p + 1``-column product costs 60 % more than these).
+    pass 1 (:func:`_class_sums`) gives them. Per block of rows: the product ``[W, mu]^T X_block^T`` (one
+    class) or ``W^T X_block^T`` and each row's ``<x_i, mu_c>`` (several classes, :func:`_own_class_products`)
+    (BLAS; OpenBLAS runs this orientation 10-20 % faster than ``X_block [W, mu]`` for ``p + 1 = 9``), the rows
+    ``z_i`` from it (:func:`_project_rows`), then per class ``Z_c^T Z_c`` and, with labels, ``Z^T y`` and
+    ``y^T y`` (BLAS; one ``p + 1``-column product costs 60 % more than these).
     """
     n, m = X.shape
     n_classes, p = means.shape[0], components.shape[0]
@@ -669,13 +670,14 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     released before the second pass, whose per-row map depends on it. Pass 1 (``_class_sums``, one
     compiled loop) reads each row once for its norm, its unit row's share of the class sums, the
     finiteness checks of ``X`` and of the labels, and the clipped labels. Pass 2
-    (``_class_second_moments``) forms, per block, the product ``[W, mu_1, ..., mu_K]^T X_block^T``
-    (BLAS), the rows ``z_i`` from it (compiled) and each class's ``Z_c^T Z_c`` (BLAS). The time over the
-    floor read + projection ``X R`` + projected Gram ``Z^T Z`` (``benchmarks/gram_floor.py``, n d = 2e7,
-    one BLAS thread, AMD EPYC, OpenBLAS Haswell kernel, medians of 9 interleaved rounds) at d = 20, 77, 200,
-    500: unsupervised 1.01, 0.94, 0.99, 1.02; supervised 1.11, 0.97, 1.02, 1.05; gmm with two classes 1.28,
-    1.12, 1.17, 1.21 (its product has ``p + 2`` rows, about 3 ms more than ``p + 1``, and its rows are written
-    class by class, row by row); before the compiled passes 1.9-2.5 at d = 20 and 1.3-1.7 elsewhere.
+    (``_class_second_moments``) forms, per block, the product ``[W, mu]^T X_block^T`` (BLAS; in gmm mode
+    ``W^T X_block^T`` and each row's inner product with its own class mean, compiled), the rows ``z_i``
+    from it (compiled) and each class's ``Z_c^T Z_c`` (BLAS). The time over the floor read + projection
+    ``X R`` + projected Gram ``Z^T Z`` (``benchmarks/gram_floor.py``, n d = 2e7, one BLAS thread, AMD
+    EPYC, OpenBLAS Haswell kernel, medians of 9 interleaved rounds) at d = 20, 77, 200, 500:
+    unsupervised 0.98, 0.95, 1.10, 1.11; supervised 1.03, 0.97, 1.14, 1.11; gmm with two classes 1.14,
+    1.04, 1.19, 1.15 (1.14-1.25 at d = 20 over runs: its rows are written class by class, row by row);
+    before the compiled passes 1.9-2.5 at d = 20 and 1.3-1.7 elsewhere.
 
     Parameters
     ----------
