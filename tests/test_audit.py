@@ -13,6 +13,7 @@ from dpnb.privacy.audit import (
     ReplaceRowL2Ball,
     audit_epsilon,
     check_neighbours,
+    replace_row,
     search_sensitivity,
     search_sensitivity_batched,
 )
@@ -404,3 +405,28 @@ def test_output_distance_norms_and_bad_norm():
     assert output_distance(a, b, lambda u, v: 7) == 7.0
     with pytest.raises(ValueError, match="norm must be 1, 2, 'inf', 'spectral' or a callable"):
         output_distance(a, b, 3)
+
+
+def test_replace_row_differs_in_the_given_row_only():
+    X, Xp = replace_row([[1.0, 2.0], [3.0, 4.0]], [5.0, 6.0])
+    np.testing.assert_array_equal(X, [[1.0, 2.0], [3.0, 4.0]])
+    np.testing.assert_array_equal(Xp, [[5.0, 6.0], [3.0, 4.0]])
+    rows = np.zeros((3, 2))
+    X, Xp = replace_row(rows, [1.0, 1.0], index=2)
+    assert X is not rows and np.array_equal(X, rows)  # the caller's rows are never modified
+    np.testing.assert_array_equal(Xp, [[0.0, 0.0], [0.0, 0.0], [1.0, 1.0]])
+
+
+@pytest.mark.parametrize(
+    "args, error, match",
+    [
+        (([], [1.0]), ValueError, "rows must be a non-empty"),
+        (([1.0, 2.0], [1.0]), ValueError, "rows must be a non-empty"),
+        (([[1.0, 2.0]], [1.0]), ValueError, "new_row must have 2 entries"),
+        (([[1.0, 2.0]], [1.0, 2.0], 1), ValueError, "index must be an integer <= 0"),
+        (([[1.0, 2.0]], [1.0, 2.0], 0.0), TypeError, "index must be an integer"),
+    ],
+)
+def test_replace_row_bad_input(args, error, match):
+    with pytest.raises(error, match=match):
+        replace_row(*args)

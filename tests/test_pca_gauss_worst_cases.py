@@ -105,18 +105,9 @@ def test_sign_rows_and_feature_range():
     assert wc.pca_feature_range(np.tile(w, (5, 1)), 1) == pytest.approx(0.5)
 
 
-def test_neighbours_differ_in_row_zero_only():
-    X, Xp = wc.neighbours([[1.0, 2.0], [3.0, 4.0]], [5.0, 6.0])
-    np.testing.assert_array_equal(X[1:], Xp[1:])
-    np.testing.assert_array_equal(Xp[0], [5.0, 6.0])
-    np.testing.assert_array_equal(X[0], [1.0, 2.0])
-
-
 @pytest.mark.parametrize(
     "call, error, match",
     [
-        (lambda: wc.neighbours([], [1.0]), ValueError, "rows"),
-        (lambda: wc.neighbours([[1.0, 2.0]], [1.0]), ValueError, "new_row"),
         (lambda: wc.sign_rows(3), ValueError, "even"),
         (lambda: wc.sign_rows(4, -1.0), ValueError, "^a must"),
         (lambda: wc.reduced_query(3, 4), ValueError, "n_components"),

@@ -16,6 +16,7 @@ from __future__ import annotations
 import numpy as np
 
 from dpnb.ground.validation import check_integer
+from dpnb.privacy.audit import replace_row
 
 
 def box_pair(n_samples, n_features, low: float = -1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -31,10 +32,7 @@ def box_pair(n_samples, n_features, low: float = -1.0) -> tuple[np.ndarray, np.n
     d = check_integer(n_features, "n_features")
     if isinstance(low, bool) or not isinstance(low, (int, float)) or not np.isfinite(low) or low >= 1:
         raise ValueError(f"low must be a finite number below the box's upper corner 1, got {low!r}")
-    X = np.ones((n, d))
-    X_prime = X.copy()
-    X_prime[0] = low
-    return X, X_prime
+    return replace_row(np.ones((n, d)), np.full(d, float(low)))
 
 
 def ball_pair(n_samples, n_features) -> tuple[np.ndarray, np.ndarray]:
@@ -43,6 +41,4 @@ def ball_pair(n_samples, n_features) -> tuple[np.ndarray, np.ndarray]:
     d = check_integer(n_features, "n_features")
     X = np.zeros((n, d))
     X[:, 0] = 1.0
-    X_prime = X.copy()
-    X_prime[0] = np.eye(d)[1] if d > 1 else 0.0
-    return X, X_prime
+    return replace_row(X, np.eye(d)[1] if d > 1 else np.zeros(1))

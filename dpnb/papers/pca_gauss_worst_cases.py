@@ -18,21 +18,9 @@ from dpnb.ground.validation import check_choice, check_integer, check_positive
 from dpnb.numerics.linalg import top_eigenvectors, triangle
 from dpnb.papers.component_analysis import tight_basis
 from dpnb.papers.pca_gauss import reduce_features
+from dpnb.privacy.audit import replace_row
 
 JOINT_PARTS = ("counts", "sums", "second_moments")
-
-
-def neighbours(rows, new_row) -> tuple[np.ndarray, np.ndarray]:
-    """``(X, X_prime)``: the dataset ``rows`` and the same with row 0 replaced by ``new_row``."""
-    X = np.array(rows, dtype=float)
-    if X.ndim != 2 or len(X) < 1:
-        raise ValueError(f"rows must be a non-empty list of equal-length rows, got shape {X.shape}")
-    new_row = np.asarray(new_row, dtype=float)
-    if new_row.shape != X.shape[1:]:
-        raise ValueError(f"new_row must have {X.shape[1]} entries, got shape {new_row.shape}")
-    X_prime = X.copy()
-    X_prime[0] = new_row
-    return X, X_prime
 
 
 def sign_rows(n_features: int, a: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -150,13 +138,13 @@ def joint_statistics(X, part: str) -> np.ndarray:
 def opposite_vertices_pair(n: int, n_features: int, a: float = 1.0):
     """``n`` rows ``a 1``, row 0 replaced by ``-a 1``: attains Propositions 1 and 2 (with ``W*``)."""
     n, m, a = _sizes(n, n_features, a)
-    return neighbours([np.full(m, a)] * n, np.full(m, -a))
+    return replace_row([np.full(m, a)] * n, np.full(m, -a))
 
 
 def vertex_to_origin_pair(n: int, n_features: int, a: float = 1.0):
     """``n`` rows ``a 1``, row 0 replaced by ``0``: attains Proposition 3 and Theorem 5."""
     n, m, a = _sizes(n, n_features, a)
-    return neighbours([np.full(m, a)] * n, np.zeros(m))
+    return replace_row([np.full(m, a)] * n, np.zeros(m))
 
 
 def eigenvalue_pair(n: int, n_features: int, a: float = 1.0):
@@ -167,7 +155,7 @@ def eigenvalue_pair(n: int, n_features: int, a: float = 1.0):
     """
     n, m, a = _sizes(n, n_features, a)
     u, w = sign_rows(m, a)
-    return neighbours([u] * (n // 2) + [w] * (n - n // 2), w)
+    return replace_row([u] * (n // 2) + [w] * (n - n // 2), w)
 
 
 def _flip_rows(n: int, m: int, a: float):
@@ -185,7 +173,7 @@ def basis_flip_pair(n: int, n_features: int, a: float = 1.0):
     """
     n, m, a = _sizes(n, n_features, a)
     rows, _, w = _flip_rows(n, m, a)
-    return neighbours(rows, w)
+    return replace_row(rows, w)
 
 
 def prop4_pair(n: int, n_features: int, a: float = 1.0):
@@ -196,7 +184,7 @@ def prop4_pair(n: int, n_features: int, a: float = 1.0):
     n, m, a = _sizes(n, n_features, a)
     rows, u, w = _flip_rows(n, m, a)
     labels = [a if r is u else (-a if r is w else 0.0) for r in rows]
-    return neighbours([np.append(r, y) for r, y in zip(rows, labels, strict=True)], np.append(w, -a))
+    return replace_row([np.append(r, y) for r, y in zip(rows, labels, strict=True)], np.append(w, -a))
 
 
 def class_mean_pair(n: int, n_features: int, a: float = 1.0):
@@ -205,7 +193,7 @@ def class_mean_pair(n: int, n_features: int, a: float = 1.0):
     Attains the class mean's ``2Ka/N_c`` and the centred class covariance's ``4K^2a^2(N_c-1)/N_c^2``.
     """
     n, k, a = _sizes(n, n_features, a)
-    return neighbours([np.full(k, -a)] + [np.full(k, a)] * (n - 1), np.full(k, a))
+    return replace_row([np.full(k, -a)] + [np.full(k, a)] * (n - 1), np.full(k, a))
 
 
 def class_move_pair(n: int, n_features: int, a: float = 1.0):
@@ -214,7 +202,7 @@ def class_move_pair(n: int, n_features: int, a: float = 1.0):
     n, k, a = _sizes(n, n_features, a)
     one, n0 = np.full(k, a), (n + 1) // 2
     rows = [np.append(one, 0.0)] + [np.append(-one, 0.0)] * (n0 - 1) + [np.append(one, 1.0)] * (n - n0)
-    return neighbours(rows, np.append(-one, 1.0))
+    return replace_row(rows, np.append(-one, 1.0))
 
 
 def joint_pair(n: int, n_features: int, a: float = 1.0):
@@ -224,7 +212,9 @@ def joint_pair(n: int, n_features: int, a: float = 1.0):
     """
     n, k, a = _sizes(n, n_features, a)
     one = np.full(k, a)
-    return neighbours([np.append(one, 0.0)] + [np.append(-one, float(i % 2)) for i in range(1, n)], np.append(one, 1.0))
+    return replace_row(
+        [np.append(one, 0.0)] + [np.append(-one, float(i % 2)) for i in range(1, n)], np.append(one, 1.0)
+    )
 
 
 def orthogonal_unit_pair(n: int, n_features: int):
@@ -232,7 +222,7 @@ def orthogonal_unit_pair(n: int, n_features: int):
     n, m, _ = _sizes(n, n_features, 1.0)
     if m < 2:
         raise ValueError(f"n_features must be >= 2 for two orthogonal unit rows, got {m}")
-    return neighbours([np.eye(m)[0]] * n, np.eye(m)[1])
+    return replace_row([np.eye(m)[0]] * n, np.eye(m)[1])
 
 
 def _sizes(n, n_features, a):

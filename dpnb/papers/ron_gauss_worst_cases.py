@@ -19,12 +19,7 @@ import numpy as np
 
 from dpnb.ground.validation import check_integer, check_positive
 from dpnb.papers.ron_gauss import covariance_extremal_pair
-
-
-def _replace_row0(X, row) -> tuple[np.ndarray, np.ndarray]:
-    X_prime = X.copy()
-    X_prime[0] = row
-    return X, X_prime
+from dpnb.privacy.audit import replace_row
 
 
 def mean_sign_pair(n_samples, n_features) -> tuple[np.ndarray, np.ndarray]:
@@ -37,7 +32,7 @@ def mean_sign_pair(n_samples, n_features) -> tuple[np.ndarray, np.ndarray]:
     X = np.zeros((n, m))
     X[:, 0] = 1.0
     X[0] = 1 / np.sqrt(m)
-    return _replace_row0(X, -X[0])
+    return replace_row(X, -X[0])
 
 
 def _sign_or_extremal(p: int) -> tuple[np.ndarray, np.ndarray]:
@@ -65,7 +60,7 @@ def covariance_pair(n_samples, n_components, extra: int = 0) -> tuple[np.ndarray
     X[0, :p] = u
     row = X[0].copy()
     row[:p] = v
-    return _replace_row0(X, row)
+    return replace_row(X, row)
 
 
 def labelled_pair(n_samples, n_components, label_bound=1.0) -> tuple[np.ndarray, np.ndarray]:
@@ -91,4 +86,4 @@ def mle_pair(n_samples, n_components) -> tuple[np.ndarray, np.ndarray]:
     u0, v0 = np.append(u0, np.zeros(p % 2)), np.append(v0, np.zeros(p % 2))
     X = np.tile(-(u0 + v0) / np.sqrt(2), (n, 1))
     X[0] = (v0 - u0) / np.sqrt(2)
-    return _replace_row0(X, -X[0])
+    return replace_row(X, -X[0])

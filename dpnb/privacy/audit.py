@@ -366,6 +366,21 @@ def check_neighbours(value, supported=tuple(NEIGHBOURS)) -> str:
     return check_choice(value, "neighbours", supported)
 
 
+def replace_row(rows, new_row, index: int = 0) -> tuple[np.ndarray, np.ndarray]:
+    """``(X, X_prime)``: the dataset ``rows`` (a matrix or a list of equal-length rows) and a copy with row
+    ``index`` replaced by ``new_row`` -- a replace-one pair, as every chapter's worst-case constructions build
+    them (no domain check: the constructions place their rows on the boundary on purpose)."""
+    X = np.array(rows, dtype=float)
+    if X.ndim != 2 or len(X) < 1:
+        raise ValueError(f"rows must be a non-empty list of equal-length rows, got shape {X.shape}")
+    new_row = np.asarray(new_row, dtype=float)
+    if new_row.shape != X.shape[1:]:
+        raise ValueError(f"new_row must have {X.shape[1]} entries, got shape {new_row.shape}")
+    X_prime = X.copy()
+    X_prime[check_integer(index, "index", minimum=0, maximum=len(X) - 1)] = new_row
+    return X, X_prime
+
+
 # --------------------------------------------------------------------------------------
 # Adversarial sensitivity search
 # --------------------------------------------------------------------------------------
