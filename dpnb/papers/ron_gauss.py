@@ -551,23 +551,33 @@ def _block_unit_sums_pipelined(x, index, lookup, start, stop, inv_norms, part, c
                 acc[j] += v * x[i, j]
 
 
+@numba.njit(cache=True, nogil=True, inline="always")
+def _row_factors(inv_norm, x_mu, mu_sq):  # pragma: no cover - compiled
+    """``(1 / (||x|| r), 1 / r)`` with ``r = ||unit(x) - mu||`` from ``1 / ||x||``, ``<x, mu>`` and ``||mu||^2``.
+
+    The arithmetic of :func:`_preprocess_project` with ``||x||^2 / ||x||^2 = 1``: 0 for a zero row
+    (``inv_norm = 0``), NaN for a row whose squared norm overflows (``inv_norm = -1``), which gives
+    ``z = 0`` as there.
+    """
+    unit_sq = 1.0 if inv_norm > 0.0 else (0.0 if inv_norm == 0.0 else np.nan)
+    inv = max(inv_norm, 0.0)
+    r2 = unit_sq - 2.0 * inv * x_mu + mu_sq
+    r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
+    inv_r = 1.0 / r if r > 0.0 else 0.0
+    return inv * inv_r, inv_r
+
+
 @numba.njit(cache=True, nogil=True)
 def _project_rows_one_class(xa, inv_norms, mu_projected, mu_sq, zt, scale, inv_r):  # pragma: no cover - compiled
     """:func:`_project_rows` for one class, written to the columns of ``zt`` (``Z^T``, C-contiguous).
 
     First each row's two factors, then ``Z^T`` one coordinate at a time: both loops run over contiguous rows
-    and vectorise (2.5 times faster than row by row); ``scale`` and ``inv_r`` are work space. Same arithmetic
-    as :func:`_project_rows`, so the same values.
+    and vectorise (2.5 times faster than row by row); ``scale`` and ``inv_r`` are work space. Each row's
+    factors are :func:`_row_factors`, as in :func:`_project_rows`.
     """
     p, rows = zt.shape[0], xa.shape[1]
     for i in range(rows):
-        inv = inv_norms[i]
-        unit_sq = 1.0 if inv > 0.0 else (0.0 if inv == 0.0 else np.nan)
-        inv = max(inv, 0.0)
-        r2 = unit_sq - 2.0 * inv * xa[p, i] + mu_sq[0]
-        r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
-        inv_r[i] = 1.0 / r if r > 0.0 else 0.0
-        scale[i] = inv * inv_r[i]
+        scale[i], inv_r[i] = _row_factors(inv_norms[i], xa[p, i], mu_sq[0])
     for j in range(p):
         mu = mu_projected[0, j]
         for i in range(rows):
@@ -595,23 +605,15 @@ def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):
     """Write ``z_i = W^T unit(unit(x_i) - mu_c)`` for the rows of a block, grouped by class.
 
     ``xa``: ``W^T X_block^T`` (a column per row) over one more row holding each row's ``<x_i, mu_c>``
-    (:func:`_own_class_products`); ``index`` (row ``i`` in class ``c = lookup[index[i]]``; empty: one class)
-    and ``inv_norms`` (:func:`_unit_row_sums`) are the block's. The rows
-    of class ``c`` go to ``z[starts[c]:starts[c + 1]]`` in their order, so each class's Gram matrix is one
-    product. The arithmetic is :func:`_preprocess_project`'s with ``||x_i||^2 / ||x_i||^2 = 1`` (0 for a zero
-    row; NaN for a row whose squared norm overflows, which gives ``z_i = 0`` as there).
+    (:func:`_own_class_products`); ``index`` (row ``i`` in class ``c = lookup[index[i]]``) and ``inv_norms``
+    (:func:`_unit_row_sums`) are the block's. The rows of class ``c`` go to ``z[starts[c]:starts[c + 1]]`` in
+    their order, so each class's Gram matrix is one product; each row's factors are :func:`_row_factors`.
     """
     rows, p = xa.shape[1], mu_projected.shape[1]
     position = starts[:-1].copy()
     for i in range(rows):
-        c = lookup[index[i]] if index.shape[0] else 0
-        inv = inv_norms[i]
-        unit_sq = 1.0 if inv > 0.0 else (0.0 if inv == 0.0 else np.nan)
-        inv = max(inv, 0.0)
-        r2 = unit_sq - 2.0 * inv * xa[p, i] + mu_sq[c]
-        r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
-        inv_r = 1.0 / r if r > 0.0 else 0.0
-        scale = inv * inv_r
+        c = lookup[index[i]]
+        scale, inv_r = _row_factors(inv_norms[i], xa[p, i], mu_sq[c])
         k = position[c]
         position[c] = k + 1
         for j in range(p):
