@@ -235,7 +235,13 @@ def acg_shape(t) -> tuple[np.ndarray, np.ndarray]:
     t = np.asarray(t, dtype=float)
     q = t.shape[-1]
     b = _acg_newton(np.ascontiguousarray(t.reshape(-1, q))).reshape(t.shape[:-1])
-    return b, -(q - b) / 2 + q / 2 * np.log(q / b)
+    return b, _acg_log_m(q, b)
+
+
+def _acg_log_m(q: int, b) -> np.ndarray:
+    """``log M_b = -(q - b) / 2 + (q / 2) log(q / b)``, the envelope's bound (:func:`acg_shape`), in NumPy
+    (numba's ``log`` differs from NumPy's in the last bit for about one value in 4,000)."""
+    return -(q - b) / 2 + q / 2 * np.log(q / b)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -472,12 +478,6 @@ def _lapack_top(M, scale: float) -> np.ndarray:
 
 
 @functools.lru_cache(maxsize=8)
-def _lapack(name: str):
-    """The double-precision LAPACK routine ``name`` (e.g. ``"geqrf"``), looked up once."""
-    return get_lapack_funcs(name, (np.empty(0),))
-
-
-@functools.lru_cache(maxsize=8)
 def _syevr(d: int):
     """LAPACK's ``dsyevr`` and its workspace sizes for ``d x d``: what ``scipy.linalg.eigh`` calls, unchecked."""
     syevr, syevr_lwork = get_lapack_funcs(("syevr", "syevr_lwork"), (np.empty(0),))
@@ -558,7 +558,7 @@ def _acg_envelope(M, c, l_B, k1: int):
     b, upper, failed = _envelope_kernel(M, c, l_B, k1)
     if failed:
         raise np.linalg.LinAlgError("G is not positive definite")
-    return b, -(q - b) / 2 + q / 2 * np.log(q / b), upper
+    return b, _acg_log_m(q, b), upper
 
 
 @numba.njit(cache=True, nogil=True)
