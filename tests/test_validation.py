@@ -313,3 +313,19 @@ def test_check_bounds_strict_and_not():
     assert np.array_equal(low, [1.0, 1.0]) and np.array_equal(high, [1.0, 2.0])
     with pytest.raises(ValueError, match="low <= high"):
         check_bounds((2.0, 1.0), strict=False)
+
+
+@pytest.mark.parametrize(
+    "y, expected",
+    [
+        (np.array([3, -2, 7, 0]), (-2, 7)),
+        (np.array([5], dtype=np.uint8), (5, 5)),
+        (np.array([2**63 + 1, 4], dtype=np.uint64), (4, 2**63 + 1)),
+        (np.array([0.5, -1.5, 2.0]), (-1.5, 2.0)),
+    ],
+)
+def test_value_range_is_min_and_max_in_one_pass(y, expected):
+    from dpnb.ground.compiled import value_range
+
+    low, high = value_range(y)
+    assert (low, high) == expected and (low, high) == (y.min(), y.max())

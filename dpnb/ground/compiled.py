@@ -17,6 +17,16 @@ _ROWS = 64  # rows checked between two tests of the running flag in first_row_ou
 
 
 @numba.njit(cache=True, nogil=True)
+def value_range(y):  # pragma: no cover - compiled
+    """``(min(y), max(y))`` of a non-empty 1-d array in one pass (NumPy's ``min`` and ``max`` make two)."""
+    low = high = y[0]
+    for v in y:
+        low = min(low, v)
+        high = max(high, v)
+    return low, high
+
+
+@numba.njit(cache=True, nogil=True)
 def first_row_outside(x, low, high):  # pragma: no cover - compiled
     """Index of the first row of the matrix ``x`` with a value outside ``[low[j], high[j]]`` or NaN, else -1.
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
+from dpnb.ground.compiled import value_range
 from dpnb.ground.validation import check_array, check_choice, check_fraction, check_integer
 from dpnb.numerics.linalg import triangle
 from dpnb.papers.component_analysis import (
@@ -66,7 +67,8 @@ def _check_labels(y, shape: tuple[int, ...], n_classes: int) -> np.ndarray:
     """Integer labels in ``0..n_classes-1`` of the given shape (one per row of the data)."""
     message = f"y must hold integer class labels in 0..{n_classes - 1} (encode labels first)"
     if isinstance(y, np.ndarray) and y.dtype.kind in "iu" and y.shape == shape:  # integers: only the range to check
-        if y.size and (y.min() < 0 or y.max() >= n_classes):
+        low, high = value_range(y.ravel()) if y.size else (0, 0)
+        if low < 0 or high >= n_classes:
             raise ValueError(message)
         return y.astype(int, copy=False)
     y = check_array(y, ndim=len(shape), name="y", min_rows=0)

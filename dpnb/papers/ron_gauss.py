@@ -41,6 +41,7 @@ import scipy.linalg
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
+from dpnb.ground.compiled import value_range
 from dpnb.ground.validation import (
     MAX_SAMPLES,
     check_array,
@@ -400,7 +401,7 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     y = np.asarray(y)
     if y.dtype.kind in "iu" and y.size:
         index = y.astype(np.intp, copy=False)  # unsigned labels >= 2^63 wrap to negative ones: np.unique below
-        low, high = _label_range(index)
+        low, high = value_range(index)
         if low >= 0 and high <= 2 * y.size:
             counts = _label_counts(index, high + 1)
             classes = np.flatnonzero(counts)
@@ -409,16 +410,6 @@ def _encode_labels(y) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
             return classes.astype(y.dtype), index, lookup, counts[classes]
     classes, codes, counts = np.unique(y, return_inverse=True, return_counts=True)
     return classes, codes.reshape(-1), np.arange(len(classes)), counts
-
-
-@numba.njit(cache=True, nogil=True)
-def _label_range(y):  # pragma: no cover - compiled
-    """``(min(y), max(y))`` of a non-empty integer array in one pass."""
-    low = high = y[0]
-    for v in y:
-        low = min(low, v)
-        high = max(high, v)
-    return low, high
 
 
 @numba.njit(cache=True, nogil=True)
