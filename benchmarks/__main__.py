@@ -52,7 +52,7 @@ def main():
             rows.append({"case": name, "best seconds": seconds, "peak MiB (tracemalloc)": peak / 2**20})
             print(f"{name}: {seconds:.4f} s, {peak / 2**20:.1f} MiB", flush=True)
     print()
-    print(machine().replace("; one BLAS thread", ""))
+    print(machine(threads=None))
     print(markdown_table(rows, precision=4))
     seconds = {row["case"]: row["best seconds"] for row in rows}
     for short, module in modules():  # a module's own summary (e.g. ratios) when all its cases ran

@@ -127,7 +127,7 @@ def main(argv=None) -> None:
     parser.add_argument("--points", type=int, default=96, help="grid points (seeds) per sweep")
     args = parser.parse_args(argv)
     one, two = speedup(args.points)
-    print(machine().replace("; one BLAS thread", "; one BLAS thread per worker"))
+    print(machine("one BLAS thread per worker"))
     print(f"{args.points} points: 1 worker {one:.2f} s, 2 workers {two:.2f} s, speed-up {one / two:.2f}x")
     with environment(dict.fromkeys(THREAD_VARIABLES, "1")):  # one BLAS thread per process, as on the workers
         alone, pair = ceiling(args.points)

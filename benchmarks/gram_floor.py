@@ -64,8 +64,8 @@ FLOORS = {
 }
 
 
-def machine() -> str:
-    """One line naming the CPU model and the BLAS libraries' kernels (the ratios depend on both)."""
+def machine(threads: str | None = "one BLAS thread") -> str:
+    """One line naming the CPU model and the BLAS libraries' kernels (the ratios depend on both), and ``threads``."""
     cpu = platform.processor() or platform.machine()
     try:
         with open("/proc/cpuinfo") as f:
@@ -77,7 +77,7 @@ def machine() -> str:
         for i in threadpool_info()
         if i["user_api"] == "blas"
     ]
-    return f"CPU: {cpu}; BLAS: {', '.join(blas) or 'unknown'}; one BLAS thread"
+    return f"CPU: {cpu}; BLAS: {', '.join(blas) or 'unknown'}" + (f"; {threads}" if threads else "")
 
 
 def interleaved_medians(fns: dict, repeat: int) -> dict:
