@@ -66,7 +66,7 @@ def test_bad_claims():
         ClaimTable("demo", [("y", "", "s")])
     with pytest.raises(ValueError, match="declared twice"):
         ClaimTable("demo", DECLARED + DECLARED[:1])
-    with pytest.raises(ValueError, match=r"\(id, source, statement\)"):
+    with pytest.raises(ValueError, match=r"\(id, source, statement\[, basis\]\)"):
         ClaimTable("demo", [("y", "s")])
     with pytest.raises(ValueError, match="stem"):
         ClaimTable("")
@@ -120,3 +120,81 @@ def test_verdict_differences_name_each_disagreement(tmp_path):
     keys = ("notebook", "id", "source", "statement", "expected", "measured", "verdict")
     (tmp_path / "claims.json").write_text(json.dumps([{k: c[k] for k in keys} for c in claims[:2]]))
     assert main([str(tmp_path / "claims.json"), str(tmp_path)]) == 1
+
+
+# The verdict policy as code (notebooks/README.md, "Verdict policy"): one case per rule, in order.
+@pytest.mark.parametrize(
+    ("evidence", "label", "rule"),
+    [
+        ({"agrees": True, "setting": "stand-in"}, "not-reproduced", "stand-in setting"),
+        ({"agrees": False, "setting": "stand-in"}, "not-reproduced", "stand-in setting"),
+        ({"agrees": False, "setting": "missing"}, "not-reproduced", "missing setting"),
+        ({"agrees": None, "setting": "paper", "would_decide": "9,000 trials"}, "not-reproduced", "undecided"),
+        ({"agrees": False}, "fails", "contradicted"),
+        ({"agrees": False, "setting": "paper", "whole_range": False}, "fails", "contradicted"),
+        ({"agrees": False, "corrected": True}, "corrected", "contradicted, corrected"),
+        ({"agrees": True}, "holds", "confirmed over the stated range"),
+        ({"agrees": True, "setting": "paper"}, "holds", "confirmed over the stated range"),
+        ({"agrees": True, "whole_range": False}, "not-reproduced", "confirmed on part of the stated range"),
+    ],
+)
+def test_verdict_policy(evidence, label, rule):
+    from dpnb.book.claims import Verdict, verdict
+
+    v = verdict(evidence.pop("agrees"), **evidence)
+    assert isinstance(v, Verdict) and v == label and v.rule == rule
+    assert json.loads(json.dumps(v)) == label
+
+
+def test_verdict_policy_refuses_what_it_cannot_decide():
+    import numpy as np
+
+    from dpnb.book.claims import verdict
+
+    assert verdict(np.bool_(True)) == "holds"  # a comparison of arrays is evidence too
+    with pytest.raises(ValueError, match="would_decide"):
+        verdict(None, setting="paper")
+    with pytest.raises(ValueError, match="corrected=True needs agrees=False"):
+        verdict(True, corrected=True)
+    with pytest.raises(ValueError, match="corrected=True needs agrees=False"):
+        verdict(False, setting="stand-in", corrected=True)
+    with pytest.raises(ValueError, match="setting must be one of"):
+        verdict(True, setting="paperish")
+    with pytest.raises(ValueError, match="would_decide must be a non-empty string"):
+        verdict(None, would_decide=" ")
+    with pytest.raises(TypeError, match="agrees must be True or False"):
+        verdict("yes")
+    with pytest.raises(TypeError, match="whole_range must be True or False"):
+        verdict(True, whole_range=1)
+
+
+def test_undecided_note_goes_into_measured_once():
+    from dpnb.book.claims import verdict
+
+    t = ClaimTable("demo", DECLARED)
+    t.add("lemma1", "1", "interval straddles 1", verdict(None, setting="paper", would_decide="9,000 trials"))
+    assert t["lemma1"].measured == "interval straddles 1; undecided: 9,000 trials would decide"
+    assert t["lemma1"].verdict == "not-reproduced" and type(t["lemma1"].verdict) is str
+
+
+def test_reproduction_table_and_basis_are_generated_from_the_claims(monkeypatch):
+    from dpnb.book.claims import verdict
+
+    shown = []
+    monkeypatch.setattr("dpnb.book.claims.show_markdown", shown.append)
+    t = ClaimTable("demo", [(*DECLARED[0], "{prf:ref}`lem-demo-one`"), (*DECLARED[1], "{eq}`eq-demo-two`")])
+    t.add("lemma1", "1.000", "0.998", verdict(True))
+    t.show_reproduction("lemma1")
+    assert shown[-1].splitlines()[0] == "| claim | paper reports | we measure | verdict |"
+    assert "| `lemma1`: Paper Lemma 1 | 1.000 | 0.998 | holds |" in shown[-1]
+    t.show_basis()
+    assert shown[-1].splitlines() == [
+        "- `lemma1` (holds): {prf:ref}`lem-demo-one`",
+        "- `thm2` (no verdict yet): {eq}`eq-demo-two`",
+    ]
+    with pytest.raises(KeyError, match="add it first"):
+        t.show_reproduction("thm2")
+    with pytest.raises(ValueError, match="needs the ids"):
+        t.show_reproduction()
+    with pytest.raises(ValueError, match="without a basis: lemma1, thm2"):
+        ClaimTable("demo", DECLARED).show_basis()
