@@ -198,3 +198,18 @@ def test_reproduction_table_and_basis_are_generated_from_the_claims(monkeypatch)
         t.show_reproduction()
     with pytest.raises(ValueError, match="without a basis: lemma1, thm2"):
         ClaimTable("demo", DECLARED).show_basis()
+
+
+def test_committed_paper_claims_carry_their_evidence(tmp_path):
+    from dpnb.book.claims import main, verdict_differences, write_committed
+
+    records = _table().records()
+    run = tmp_path / "claims.json"
+    run.write_text(json.dumps(records))
+    assert main([str(run), str(tmp_path), "--write"]) == 0
+    assert read_claims(tmp_path / "demo.json") == records  # full records, measured text included
+    assert verdict_differences(records, tmp_path) == []
+    changed = [dict(r, verdict="holds") for r in records]
+    assert verdict_differences(changed, tmp_path) == ["demo/thm2: committed fails, measured holds"]
+    (tmp_path / "demo.json").write_text(json.dumps({"lemma1": "holds", "thm2": "fails"}))  # the short form
+    assert verdict_differences(records, tmp_path) == []

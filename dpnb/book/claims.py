@@ -344,13 +344,22 @@ def collect(paths) -> list[dict]:
     return out
 
 
+def _committed_verdicts(path: Path) -> dict[str, str]:
+    """``{id: verdict}`` from a committed file: a mapping, or a list of claim records (full evidence)."""
+    data = json.loads(path.read_text())
+    if isinstance(data, list):
+        return {r["id"]: r["verdict"] for r in read_claims(path)}
+    return data
+
+
 def verdict_differences(claims, expected_dir) -> list[str]:
     """Where gathered claims disagree with the committed verdicts ``expected_dir/<notebook>.json``.
 
     ``claims`` is a list of claim records (:func:`read_claims`, or a run's gathered
-    ``claims.json``); each notebook among them is compared with its file of ``{id: verdict}``.
-    A notebook without a committed file, a claim missing on either side, or another verdict is
-    one line each; an empty list means every verdict is the committed one.
+    ``claims.json``); each notebook among them is compared with its committed file, either
+    ``{id: verdict}`` or the full claim records :func:`write_committed` writes. A notebook without
+    a committed file, a claim missing on either side, or another verdict is one line each; an empty
+    list means every verdict is the committed one.
     """
     expected_dir = Path(expected_dir)
     by_notebook: dict[str, dict[str, str]] = {}
@@ -362,23 +371,50 @@ def verdict_differences(claims, expected_dir) -> list[str]:
         if not path.is_file():
             problems.append(f"{notebook}: no committed verdicts at {path.name}")
             continue
-        want = json.loads(path.read_text())
+        want = _committed_verdicts(path)
         for claim_id in sorted(set(want) | set(got)):
             if want.get(claim_id) != got.get(claim_id):
                 problems.append(f"{notebook}/{claim_id}: committed {want.get(claim_id)}, measured {got.get(claim_id)}")
     return problems
 
 
+def write_committed(claims, expected_dir) -> list[str]:
+    """Write each notebook's claim records (full evidence) to ``expected_dir/<notebook>.json``.
+
+    Returns the notebooks written. Used to commit the paper profile's claims with their
+    ``measured`` text, so every committed verdict shows its evidence.
+    """
+    expected_dir = Path(expected_dir)
+    by_notebook: dict[str, list[dict]] = {}
+    for record in claims:
+        by_notebook.setdefault(record["notebook"], []).append({k: record[k] for k in KEYS})
+    for notebook, records in sorted(by_notebook.items()):
+        path = expected_dir / f"{notebook}.json"
+        tmp = path.with_suffix(".json.tmp")
+        tmp.write_text(json.dumps(records, indent=2, ensure_ascii=False) + "\n")
+        tmp.replace(path)
+    return sorted(by_notebook)
+
+
 def main(argv=None) -> int:
-    """``python -m dpnb.book.claims CLAIMS.json EXPECTED_DIR``: compare a run's verdicts with committed ones."""
+    """``python -m dpnb.book.claims CLAIMS.json EXPECTED_DIR [--write]``: compare a run's verdicts with
+    the committed ones, or (``--write``) commit the run's claims of the notebooks it ran."""
     import argparse
 
     parser = argparse.ArgumentParser(description="Compare a run's verdicts with the committed ones")
     parser.add_argument("claims", help="a run's gathered claims.json (results/claims.json)")
     parser.add_argument("expected", help="folder of <notebook>.json verdict files (tests/expected_verdicts/paper)")
+    parser.add_argument(
+        "--write", action="store_true", help="write the run's claims (with their evidence) into the folder instead"
+    )
     args = parser.parse_args(argv)
     try:
-        problems = verdict_differences(read_claims(args.claims), args.expected)
+        claims = read_claims(args.claims)
+        if args.write:
+            for notebook in write_committed(claims, args.expected):
+                print(f"wrote {notebook}")
+            return 0
+        problems = verdict_differences(claims, args.expected)
     except (OSError, ValueError) as exc:
         parser.exit(2, f"error: {exc}\n")
     for line in problems:
