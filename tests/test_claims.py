@@ -201,7 +201,7 @@ def test_reproduction_table_and_basis_are_generated_from_the_claims(monkeypatch)
 
 
 def test_committed_paper_claims_carry_their_evidence(tmp_path):
-    from dpnb.book.claims import main, verdict_differences, write_committed
+    from dpnb.book.claims import main, verdict_differences
 
     records = _table().records()
     run = tmp_path / "claims.json"
