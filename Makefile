@@ -1,23 +1,34 @@
-# Two commands for a fresh machine with Python 3.11 and make: `make run` and `make test`.
-PYTHON ?= $(shell command -v python3.11 || command -v python3)
+# Two commands for a fresh machine with Python 3.11, 3.12 or 3.13 and make: `make run` and `make test`.
+PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)
 # VENV: the environment make installs into and runs from. Conda users who created the pinned
 # environment (environment.yml) pass the active one instead of a second .venv: make run VENV=$$CONDA_PREFIX
 VENV ?= .venv
 BIN := $(VENV)/bin
+# EXTRAS: what the environment installs on top of the package's runtime (pyproject.toml): dev is every extra
+EXTRAS ?= dev
 PROFILE ?= fast
 WORKERS ?= 2
 SCHEDULER ?=
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
+PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+STAMP := $(BIN)/.installed
 
 .PHONY: run test venv notebook format constraints benchmark clean book book-check lab paper-check fuzz
 
-$(BIN)/.installed: pyproject.toml constraints.txt
+# Rebuilt when pyproject.toml or constraints.txt change, and when the environment was made by another Python than
+# $(PYTHON) (a .venv left by an unsupported or older Python is replaced; a VENV you passed is never deleted).
+$(STAMP): pyproject.toml constraints.txt $(if $(wildcard $(STAMP)),$(if $(filter $(PYVER),$(shell cat $(STAMP))),,FORCE))
+	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v < (3, 14) else "dpnb supports Python 3.11, 3.12 and 3.13; $(PYTHON) is %d.%d: run make PYTHON=/path/to/python3.13" % v)'
+	@if [ -x $(BIN)/python ] && [ "$$($(BIN)/python -c 'import sys; print("%d.%d" % sys.version_info[:2])')" != "$(PYVER)" ]; then \
+	  if [ "$(VENV)" = .venv ]; then echo "$(VENV) was made by another Python than $(PYTHON) ($(PYVER)): rebuilding it"; rm -rf $(VENV); \
+	  else echo "$(VENV) runs another Python than $(PYTHON) ($(PYVER)): run make PYTHON=$(VENV)/bin/python"; exit 2; fi; fi
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
-	@$(BIN)/python -c 'import sys; assert sys.version_info[:2] == (3, 11), "dpnb needs Python 3.11; run make PYTHON=/path/to/python3.11"'
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e .
-	@touch $@
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[$(EXTRAS)]'
+	@echo $(PYVER) > $@
 
-venv: $(BIN)/.installed
+FORCE:
+
+venv: $(STAMP)
 
 ## make run [PROFILE=fast|paper] [WORKERS=2] [SCHEDULER=tcp://host:port]: execute every notebook (parameters injected as papermill does) into results/
 run: venv
@@ -97,7 +108,7 @@ benchmark: venv
 ## make constraints: re-pin every dependency after changing pyproject.toml
 ## (the optional build-data extra is installed first, so its pins are kept)
 constraints: venv
-	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[build-data]'
+	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[dev,build-data]'
 	(echo "# Exact versions for reproducible notebook outputs. Regenerate with: make constraints"; \
 	 $(BIN)/python -m pip freeze --exclude-editable | sort -f) > constraints.txt
 

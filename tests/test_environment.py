@@ -29,6 +29,9 @@ def test_every_dependency_is_pinned_and_satisfies_pyproject():
     for dep in deps:
         req = Requirement(dep)
         name = canonicalize_name(req.name)
+        if name == "dpnb":  # an extra built from other extras
+            assert req.extras <= set(project["optional-dependencies"]), f"{dep} names an extra that does not exist"
+            continue
         assert name in pins, f"{req.name} is not pinned in constraints.txt (run make constraints)"
         assert req.specifier.contains(pins[name]), f"{req.name}=={pins[name]} violates {req.specifier}"
 
@@ -39,12 +42,22 @@ def test_environment_yml_installs_the_same_thing():
     assert "python=3.11" in deps
     pip_section = next(d["pip"] for d in deps if isinstance(d, dict))
     # no second list of packages: pip installs the project under the same constraints file
-    assert pip_section == ["-c constraints.txt", "-e ."]
+    assert pip_section == ["-c constraints.txt", "-e .[dev]"]
     conda_packages = {re.split(r"[=<>]", d)[0] for d in deps if isinstance(d, str)}
     assert conda_packages <= {"python", "pip", "make"}
 
 
 def test_makefile_installs_with_constraints():
     makefile = (ROOT / "Makefile").read_text()
-    assert "-c constraints.txt -e ." in makefile
+    assert "-c constraints.txt -e '.[$(EXTRAS)]'" in makefile and re.search(r"^EXTRAS \?= dev$", makefile, re.M)
     assert re.search(r"^test: venv", makefile, re.M) and re.search(r"^run: venv", makefile, re.M)
+
+
+def test_runtime_dependencies_are_what_the_package_imports_to_release():
+    """``pip install .`` gives the mechanisms and estimators; notebooks, tools, peers and the book are extras."""
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    runtime = {canonicalize_name(Requirement(d).name) for d in project["dependencies"]}
+    assert runtime == {"numpy", "scipy", "scikit-learn", "numba", "threadpoolctl"}
+    extras = project["optional-dependencies"]
+    assert {"peers", "sweep", "notebooks", "test", "book", "lab", "dev"} <= set(extras)
+    assert project["requires-python"].startswith(">=3.11,<3.14")

@@ -1,7 +1,9 @@
 """Offline real datasets for the notebooks, and the preprocessing helpers they share.
 
 Every dataset is read from the repository's ``data/`` folder (see ``data/README.md`` for
-provenance, licences and checksums); nothing is ever downloaded. Each stored file is checked
+provenance, licences and checksums); nothing is ever downloaded. An installed (not editable) copy of
+the package finds that folder through the environment variable ``DPNB_DATA``, or as ``data/`` in the
+working directory (a checkout). Each stored file is checked
 against the SHA-256 recorded in ``data/MANIFEST.json`` the first time a process reads it.
 
 Examples
@@ -19,6 +21,7 @@ import hashlib
 import json
 import math
 import numbers
+import os
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -34,9 +37,18 @@ from dpnb.ground.validation import (
     check_random_state,
 )
 
+
+def _data_dir() -> Path:
+    """``$DPNB_DATA``; else the checkout's ``data/`` beside the package (editable install); else ``./data``."""
+    if os.environ.get("DPNB_DATA"):
+        return Path(os.environ["DPNB_DATA"])
+    beside = Path(__file__).resolve().parents[2] / "data"
+    return beside if (beside / "MANIFEST.json").is_file() else Path.cwd() / "data"
+
+
 #: Folder holding the ``.npz`` files and ``MANIFEST.json``; loaders read it at call time,
 #: so tests can point it elsewhere.
-DATA_DIR = Path(__file__).resolve().parents[2] / "data"
+DATA_DIR = _data_dir()
 
 _REBUILD_HINT = (
     "restore it with `git checkout -- data/` or rebuild the shelf with `python data/build.py` "
@@ -132,7 +144,10 @@ def _verified_path(filename: str) -> Path:
         return path
     manifest_path = Path(DATA_DIR) / "MANIFEST.json"
     if not manifest_path.is_file():
-        raise FileNotFoundError(f"dataset manifest {manifest_path} is missing; {_REBUILD_HINT}")
+        raise FileNotFoundError(
+            f"dataset manifest {manifest_path} is missing; an installed dpnb reads the data/ folder of a checkout "
+            f"from $DPNB_DATA or ./data; in a checkout, {_REBUILD_HINT}"
+        )
     entry = json.loads(manifest_path.read_text()).get(filename)
     if entry is None:
         raise ValueError(f"{manifest_path} has no checksum for {filename}; {_REBUILD_HINT}")
