@@ -1,11 +1,14 @@
 """Saving a notebook in JupyterLab, or syncing it with jupytext, leaves an unedited pair byte-identical.
 
 JupyterLab saves the ``.md`` sources through jupytext's contents manager, which writes both files of
-the pair with the filters of ``jupytext.toml``: these tests save every chapter through that manager
-(no browser needed) and run the jupytext command line, on a copy of the repository's pairs.
+the pair with the filters of ``notebooks/jupytext.toml``: these tests save every chapter through that
+manager rooted where ``make lab`` roots the server (``notebooks/``: the manager looks for its
+configuration only inside its root, so the file must live there), with no browser, and run the
+jupytext command line from the repository root, on a copy of the repository's pairs.
 """
 
 import asyncio
+import json
 import shutil
 import subprocess
 import sys
@@ -20,9 +23,9 @@ ids = [p.stem for p in SOURCES]
 
 @pytest.fixture()
 def pairs(tmp_path):
-    """A copy of jupytext.toml and every notebook pair, laid out as in the repository."""
-    shutil.copy(ROOT / "jupytext.toml", tmp_path / "jupytext.toml")
+    """A copy of notebooks/jupytext.toml and every notebook pair, laid out as in the repository."""
     (tmp_path / "notebooks").mkdir()
+    shutil.copy(ROOT / "notebooks" / "jupytext.toml", tmp_path / "notebooks" / "jupytext.toml")
     for source in SOURCES:
         for path in (source, source.with_suffix(".ipynb")):
             shutil.copy(path, tmp_path / "notebooks" / path.name)
@@ -30,10 +33,11 @@ def pairs(tmp_path):
 
 
 def _manager(root):
-    """The contents manager jupytext's server extension gives JupyterLab (``make lab``)."""
+    """The contents manager jupytext's server extension gives JupyterLab, rooted as ``make lab`` roots it."""
     from jupytext import AsyncTextFileContentsManager
 
-    return AsyncTextFileContentsManager(root_dir=str(root))
+    config = json.loads((ROOT / "lab" / "jupyter_server_config.json").read_text())["ContentsManager"]
+    return AsyncTextFileContentsManager(root_dir=str(root / "notebooks"), **config)
 
 
 def _bytes(root, stem):
@@ -44,9 +48,9 @@ def _bytes(root, stem):
 def test_saving_in_lab_changes_no_byte(pairs, stem):
     before = _bytes(pairs, stem)
     manager = _manager(pairs)
-    model = asyncio.run(manager.get(f"notebooks/{stem}.md"))
+    model = asyncio.run(manager.get(f"{stem}.md"))
     assert model["type"] == "notebook", "the .md source must open as a notebook"
-    asyncio.run(manager.save(model, f"notebooks/{stem}.md"))
+    asyncio.run(manager.save(model, f"{stem}.md"))
     after = _bytes(pairs, stem)
     for suffix in before:
         assert after[suffix] == before[suffix], f"saving {stem}.md in Lab rewrote {stem}{suffix}"
@@ -57,11 +61,11 @@ def test_an_edit_saved_in_lab_keeps_the_metadata_the_book_and_nbval_use(pairs, s
     import jupytext
 
     manager = _manager(pairs)
-    model = asyncio.run(manager.get(f"notebooks/{stem}.md"))
+    model = asyncio.run(manager.get(f"{stem}.md"))
     cells = model["content"]["cells"]
     code = next(c for c in cells if c["cell_type"] == "code" and "parameters" not in c["metadata"].get("tags", []))
     code["source"] += "\n_ = None  # an edit"
-    asyncio.run(manager.save(model, f"notebooks/{stem}.md"))
+    asyncio.run(manager.save(model, f"{stem}.md"))
     for path in (pairs / "notebooks" / f"{stem}.md", pairs / "notebooks" / f"{stem}.ipynb"):
         saved = jupytext.read(path)
         original = jupytext.read(ROOT / "notebooks" / path.name)
