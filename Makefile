@@ -13,7 +13,7 @@ NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 STAMP := $(BIN)/.installed
 
-.PHONY: run test venv notebook format constraints benchmark clean book book-check lab paper-check fuzz
+.PHONY: run test venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
 
 # Rebuilt when pyproject.toml or constraints.txt change, and when the environment was made by another Python than
 # $(PYTHON) (a .venv left by an unsupported or older Python is replaced; a VENV you passed is never deleted).
@@ -61,6 +61,11 @@ fuzz: venv
 paper-check: venv
 	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS)
 	$(BIN)/python -m dpnb.book.claims results/paper/claims.json tests/expected_verdicts/paper
+
+## make student: the student edition in build/student: every chapter without its solutions (notebooks/<stem>.md and .ipynb,
+## the exercises kept) and the book built from them, checked to show no solution
+student: venv
+	$(BIN)/python -m dpnb.tools.student --output build/student
 
 ## make notebook NB=dppro: rebuild notebooks/NB.ipynb from notebooks/NB.md and execute it
 notebook: venv
