@@ -6,7 +6,9 @@
 - ``notebooks/<stem>.md`` and ``notebooks/<stem>.ipynb``: each chapter with its solutions removed:
   the ``:::{admonition} Solutions`` block of the Exercises section and the solution code cell after
   it (tagged ``hide-cell``, opening with ``# Solutions``); the exercises, and every other cell with its
-  committed outputs, are kept;
+  committed outputs, are kept. Where the solution cell printed answer fingerprints
+  (:func:`dpnb.book.exercises.answer`), a check cell takes its place, one
+  :func:`dpnb.book.exercises.check` line per answer for the student to fill in and run;
 - ``book/``: the course book built from those notebooks (``--no-book`` skips it).
 
 The instructor edition is the repository itself. A chapter whose Exercises section does not follow the
@@ -34,6 +36,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from dpnb.book.exercises import check_cell
+
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = "## Exercises"
 SOLUTIONS_OPEN = re.compile(r"^:::\{admonition\} Solutions[^\n]*\n", re.M)
@@ -60,6 +64,8 @@ def strip_solutions(nb, name: str):
     """
     import copy
 
+    import nbformat
+
     nb = copy.deepcopy(nb)
     starts = [i for i, c in enumerate(nb.cells) if c.cell_type == "markdown" and EXERCISES in c.source]
     if len(starts) != 1:
@@ -84,7 +90,15 @@ def strip_solutions(nb, name: str):
             f"{name}: expected one Solutions admonition and one solution cell in the Exercises section, "
             f"found {blocks} and {len(solution_cells)} (see notebooks/README.md, Exercises)"
         )
-    nb.cells = [c for i, c in enumerate(nb.cells) if i not in solution_cells and c.source.strip()]
+    (index,) = solution_cells
+    printed = "".join(o.get("text", "") for o in nb.cells[index].get("outputs", []) if o.get("name") == "stdout")
+    checks = check_cell(printed)
+    if checks is None:
+        del nb.cells[index]
+    else:
+        nb.cells[index] = nbformat.v4.new_code_cell(checks)
+        nb.cells[index].pop("id", None)
+    nb.cells = [c for c in nb.cells if c.source.strip()]
     return nb
 
 
