@@ -10,6 +10,7 @@ from dpnb.papers.dppro_audits import (
     attribute_flip_pair,
     audit_release,
     exact_record_sensitivity,
+    joint_shift_ratios,
     record_pair,
     release_scores,
     sensitivity_grid,
@@ -135,3 +136,29 @@ def test_sigma_of_r_trials_shapes_and_unbiased():
     assert np.all(sig >= 0.5 * np.sqrt(np.sum(z**2) / 3) * 0)  # nonnegative noise scales
     assert abs(q.mean() - 3.0) < 4 * np.sqrt(2 * 9 / 3 / 2000)  # E||zR||^2 = ||z||^2 = 3
     assert abs(u2.mean() - 3.0) < 4 * u2.std() / np.sqrt(2000)
+
+
+def test_joint_shift_ratios_match_a_direct_computation():
+    m = joint_shift_ratios(10, [2, 3, 5], n_draws=4, random_state=stream(3, "ivc"))
+    assert m.shape == (4, 3)
+    assert np.all(m[:, 0] == 1.0)  # one projection at Theorem 2's sigma: exactly its own shift
+    assert np.all(np.diff(m, axis=1) >= 0) and np.all(m <= np.sqrt([1, 2, 3]) * (1 + 1e-12))
+    rng = stream(3, "ivc")  # the first draw again, computed directly
+    mats = [dppro.gaussian_projection(10, k, random_state=rng) for k in (2, 3, 5)]
+    mu_sq = sum(np.sum(R**2, axis=1) / dppro.attribute_sensitivity(R) ** 2 for R in mats)
+    assert np.isclose(m[0, 2], np.sqrt(mu_sq.max()))
+
+
+@pytest.mark.parametrize(
+    "kwargs, error",
+    [
+        ({"components": []}, ValueError),
+        ({"components": [2, 11]}, ValueError),
+        ({"components": [2.0]}, TypeError),
+        ({"n_draws": 0}, ValueError),
+    ],
+)
+def test_joint_shift_ratios_bad_input(kwargs, error):
+    args = {"components": [2, 3], "n_draws": 2} | kwargs
+    with pytest.raises(error):
+        joint_shift_ratios(10, args["components"], n_draws=args["n_draws"], random_state=np.random.default_rng())
