@@ -18,3 +18,14 @@ def test_readme_verdict_counts_match_the_expected_verdicts():
         assert rows[stem] == counts, f"README row {stem}: {rows[stem]}, expected verdicts give {counts}"
     totals = " | ".join(f"**{sum(v == w for c in expected.values() for v in c.values())}**" for w in VERDICTS)
     assert f"| **total** | {totals} |" in text
+
+
+def test_readme_table_is_the_generated_one():
+    """``python book/verdicts.py --readme`` writes the table; the committed README holds exactly what it writes."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("verdicts", ROOT / "book" / "verdicts.py")
+    verdicts = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(verdicts)
+    assert verdicts.readme_table(verdicts.committed()) in (ROOT / "README.md").read_text()
+    assert list(verdicts.committed()) == [s for s in verdicts.chapter_order() if s in verdicts.committed()]
