@@ -175,7 +175,6 @@ _RECORD = {
     "versions": (dict,),
     "git_revision": (str, type(None)),
     "seconds": (int, float, type(None)),
-    "checksum": (str,),
 }
 
 
@@ -185,7 +184,8 @@ def read_record(folder, key: str | None = None, warn: bool = True) -> dict | Non
     A record that is not valid JSON (a truncated file), not an object, lacks a field, has a field
     of the wrong type, belongs to another point (``key``), or whose ``checksum`` does not match its
     content (changed after :func:`write_record` wrote it) counts as not run: None, and with ``warn``
-    a line on stderr naming the file.
+    a line on stderr naming the file. A record with no ``checksum`` was written before records had one
+    and is used as it is (folders swept then resume without running their points again).
     """
     path = Path(folder) / RESULT
     if not path.is_file():
@@ -202,7 +202,9 @@ def read_record(folder, key: str | None = None, warn: bool = True) -> dict | Non
             raise ValueError(f"wrong type or value of {', '.join(wrong or ['status'])}")
         if key is not None and record["key"] != key:
             raise ValueError(f"it is the record of point {record['key']}, not {key}")
-        if record["checksum"] != record_checksum(record):
+        if not isinstance(record.get("checksum", ""), str):
+            raise ValueError("wrong type or value of checksum")
+        if "checksum" in record and record["checksum"] != record_checksum(record):
             raise ValueError("it was changed after the sweep wrote it: its checksum does not match its content")
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         if warn:

@@ -27,9 +27,10 @@ again resumes: points that finished are not rerun, points that failed or never r
 table is written anew from the points' records on disk (for the points of the grid asked for;
 other points in the folder are left out of it). A ``result.json`` that cannot be used (truncated,
 not a record, a field missing) or that was changed after the sweep wrote it (each record carries a
-checksum of its content, written with it) counts as not run and runs again, with a warning naming
-it. Every record and the table are replaced atomically, so an interrupted sweep (Ctrl-C: one line,
-exit status 130) or a killed worker leaves no half-written file; a finished point is never run again, even when Dask
+checksum of its content, written with it; one written before records had it is used as it is)
+counts as not run and runs again, with a warning naming it. Every record and the table are
+replaced atomically, so an interrupted sweep (Ctrl-C: one line, exit status 130) or a killed
+worker leaves no half-written file; a finished point is never run again, even when Dask
 recomputes the result of a worker that died. The key does not cover the task's code: after
 changing the notebook or function, sweep into a new folder. A failed point is reported with its
 parameters and stops nothing else; the command exits with status 1 if any point failed (2 if the
