@@ -660,13 +660,16 @@ def main(argv=None) -> int:
         output = Path(args.output).resolve() if args.output else default_output(args.profile, texts)
         with output_folder(output):
             check_folder_parameters(output, args.profile, texts)
-            return _run(args, output, notebooks, parameters, defaults, known, texts)
+            with Stop() as stop:  # until the results are written and reported: a signal then changes the status only
+                return _run(args, output, notebooks, parameters, defaults, known, texts, stop)
     except UsageError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
 
 
-def _run(args, output: Path, notebooks: list[Path], parameters: dict, defaults: list, known: list, texts) -> int:
+def _run(
+    args, output: Path, notebooks: list[Path], parameters: dict, defaults: list, known: list, texts, stop: Stop
+) -> int:
     """Run the planned notebooks into the locked ``output``, merge and write the results, print the summary."""
     from tqdm import tqdm
 
@@ -677,10 +680,7 @@ def _run(args, output: Path, notebooks: list[Path], parameters: dict, defaults: 
     notebooks = longest_first(notebooks, _previous_seconds(output, args.profile, args.notebooks))
     fresh, failed, interrupted, seconds = {}, {}, {}, {}
     where = args.scheduler or (f"{args.workers} workers" if args.workers > 1 else "in process")
-    with (
-        Stop() as stop,
-        tqdm(total=len(notebooks), desc=f"notebooks ({args.profile}, {where})", unit="nb", file=sys.stdout) as bar,
-    ):
+    with tqdm(total=len(notebooks), desc=f"notebooks ({args.profile}, {where})", unit="nb", file=sys.stdout) as bar:
 
         def on_done(stem, claims, wall):
             try:
