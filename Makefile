@@ -1,4 +1,5 @@
-# Two commands for a fresh machine with Python 3.11, 3.12 or 3.13 and make: `make run` and `make test`.
+# Two commands for a fresh machine with Python 3.11, 3.12 or 3.13 and make: `make run` and `make test`; `make help`
+# lists the rest.
 PYTHON ?= $(shell command -v python3.11 || command -v python3.12 || command -v python3.13 || command -v python3)
 # VENV: the environment make installs into and runs from. Conda users who created the pinned
 # environment (environment.yml) pass the active one instead of a second .venv: make run VENV=$$CONDA_PREFIX
@@ -9,11 +10,31 @@ EXTRAS ?= dev
 PROFILE ?= fast
 WORKERS ?= 2
 SCHEDULER ?=
+ONLY ?=
+P ?=
+CLAIMS ?=
+OUTPUT ?=
 NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 STAMP := $(BIN)/.installed
 
-.PHONY: run test venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
+# make run and make paper-check refuse a variable given on the command line that they do not use (a misspelt
+# OLNY=dppro would otherwise run every notebook), before anything is installed or run.
+RUN_VARIABLES := PROFILE WORKERS SCHEDULER ONLY P CLAIMS OUTPUT VENV PYTHON EXTRAS
+COMMAND_LINE_VARIABLES = $(strip $(foreach v,$(.VARIABLES),$(if $(filter command line,$(origin $(v))),$(v))))
+refuse_unused = $(if $(filter $(1),$(MAKECMDGOALS)),$(if $(filter-out $(2),$(COMMAND_LINE_VARIABLES)),\
+  $(error make $(1) does not use $(filter-out $(2),$(COMMAND_LINE_VARIABLES)); it takes $(2) (make help))))
+$(call refuse_unused,run,$(RUN_VARIABLES))
+$(call refuse_unused,paper-check,WORKERS SCHEDULER VENV PYTHON EXTRAS)
+
+.PHONY: help run test venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
+
+## make help: these lines (every target with its variables)
+help:
+	@echo "usage: make TARGET [VARIABLE=value ...]"
+	@sed -n -e 's/^## \(make .*\)/\1/p' -e 's/^## /    /p' $(firstword $(MAKEFILE_LIST))
+	@echo "every target: VENV=.venv (the environment to install into and run from), PYTHON=python3.11 (3.11-3.13),"
+	@echo "EXTRAS=dev (the extras of pyproject.toml it installs)"
 
 # Rebuilt when pyproject.toml or constraints.txt change, and when the environment was made by another Python than
 # $(PYTHON) (a .venv left by an unsupported or older Python is replaced; a VENV you passed is never deleted).
@@ -30,9 +51,14 @@ FORCE:
 
 venv: $(STAMP)
 
-## make run [PROFILE=fast|paper] [WORKERS=2] [SCHEDULER=tcp://host:port]: execute every notebook (parameters injected as papermill does) into results/
+## make run [PROFILE=fast|paper] [ONLY="stem ..."] [P="name value ..."] [WORKERS=2] [SCHEDULER=tcp://host:port]
+## [CLAIMS=1] [OUTPUT=dir]: execute the notebooks (parameters injected as papermill does) into results/<profile>
+## (with P: results/<profile>+<name>=<value>...); prints a progress bar, the verdict counts per notebook and the
+## failures; the per-claim table goes to claims.md there (CLAIMS=1 prints it too)
 run: venv
-	$(BIN)/python -m dpnb.tools.run --profile $(PROFILE) --output results --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER))
+	$(BIN)/python -m dpnb.tools.run --profile $(PROFILE) --workers $(WORKERS) $(if $(SCHEDULER),--scheduler $(SCHEDULER)) \
+	  $(if $(strip $(ONLY)),--only $(ONLY)) $(if $(strip $(P)),--parameters "$$P") $(if $(CLAIMS),--claims) \
+	  $(if $(OUTPUT),--output $(OUTPUT))
 
 ## make test: lint (code and format, notebooks included), unit tests and parameterised runs of every notebook on an
 ## emulated other machine, nbval on two more (one of them reordering every reduction: a knife-edge output fails on
@@ -59,7 +85,8 @@ fuzz: venv
 ## make paper-check: the paper profile's run (about 30 min on 2 cores; not part of make test) and its verdicts
 ## against the committed tests/expected_verdicts/paper/<stem>.json
 paper-check: venv
-	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS)
+	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS) \
+	  $(if $(SCHEDULER),--scheduler $(SCHEDULER))
 	$(BIN)/python -m dpnb.book.claims results/paper/claims.json tests/expected_verdicts/paper
 
 ## make student: the student edition in build/student: every chapter without its solutions (notebooks/<stem>.md and .ipynb,
@@ -117,5 +144,6 @@ constraints: venv
 	(echo "# Exact versions for reproducible notebook outputs. Regenerate with: make constraints"; \
 	 $(BIN)/python -m pip freeze --exclude-editable | sort -f) > constraints.txt
 
+## make clean: remove results/ (every profile's) and pytest's cache
 clean:
 	rm -rf results .pytest_cache

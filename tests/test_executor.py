@@ -5,7 +5,7 @@ import os
 
 import nbformat
 import pytest
-from tool_helpers import new_notebook, write_notebook
+from tool_helpers import new_notebook, process_gone, write_notebook
 
 from dpnb.tools.executor import (
     THREAD_VARIABLES,
@@ -101,3 +101,41 @@ def test_failure_reason_is_one_line():
     assert failure_reason(ValueError("\n  indented first\n")) == "ValueError: indented first"
     assert failure_reason(KeyboardInterrupt()) == "KeyboardInterrupt"
     assert failure_reason(NotebookFailed("cell In [3]: KeyError: 'x'")) == "cell In [3]: KeyError: 'x'"
+
+
+def test_a_set_stop_shuts_the_kernel_down_and_raises_interrupted(tmp_path):
+    import threading
+    import time
+
+    from dpnb.tools.executor import NotebookInterrupted
+
+    pid_file = tmp_path / "pid"
+    nb = new_notebook(
+        "", f"import os\nopen({str(pid_file)!r}, 'w').write(str(os.getpid()))", "import time\ntime.sleep(60)"
+    )
+    stop = threading.Event()
+
+    def stop_once_running():  # the kernel wrote its pid: the second cell is running or about to
+        deadline = time.monotonic() + 30
+        while not pid_file.exists() and time.monotonic() < deadline:
+            time.sleep(0.05)
+        stop.set()
+
+    threading.Thread(target=stop_once_running).start()
+    start = time.monotonic()
+    with pytest.raises(NotebookInterrupted, match="^stopped: its kernel was shut down$"):
+        execute_notebook(nb, cwd=tmp_path, stop=stop, output=tmp_path / "out.ipynb")
+    assert time.monotonic() - start < 40
+    assert process_gone(int(pid_file.read_text()))  # the kernel is gone, not orphaned
+    assert (tmp_path / "out.ipynb").is_file()  # the executed part is still written
+    with pytest.raises(NotebookInterrupted, match="^stopped before it started$"):
+        execute_notebook(new_notebook("", "1"), cwd=tmp_path, stop=stop)  # a set stop starts no kernel
+    with pytest.raises(TypeError, match="stop must be a threading.Event or None, got bool"):
+        execute_notebook(new_notebook("", "1"), stop=True)
+
+
+def test_an_interrupted_cell_is_interrupted_not_failed(tmp_path):
+    from dpnb.tools.executor import NotebookInterrupted
+
+    with pytest.raises(NotebookInterrupted, match=r"^cell In \[1\]: KeyboardInterrupt$"):
+        execute_notebook(new_notebook("", "raise KeyboardInterrupt"), cwd=tmp_path)

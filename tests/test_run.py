@@ -106,10 +106,16 @@ def test_execute_and_gather(tmp_path, capsys):
     assert (out / "alpha.ipynb").is_file() and not (nbdir / "alpha").exists()
     printed = capsys.readouterr().out
     assert "| total | 1 | 1 | 0 | 0 |" in printed
-    assert "| beta | c1 | Demo Lemma 1 | fails | 8 |" in printed
+    assert "| beta | c1 |" not in printed  # the per-claim table goes to claims.md
+    table = (out / "claims.md").read_text()
+    assert table.startswith("# Claims: profile paper, overrides: none\n")
+    assert "| beta | c1 | Demo Lemma 1 | fails | 1 | 8 |" in table
     record = json.loads((out / "run.json").read_text())
-    assert (record["profile"], record["workers"], sorted(record["seconds"])) == ("paper", workers, ["alpha", "beta"])
+    assert (record["profile"], record["overrides"], record["workers"]) == ("paper", {}, workers)
+    assert sorted(record["seconds"]) == ["alpha", "beta"]
     assert "wall time per notebook: " in printed
+    assert run.main(["--profile", "paper", *common, "--only", "beta", "--claims"]) == 0
+    assert "| beta | c1 | Demo Lemma 1 | fails | 1 | 8 |" in capsys.readouterr().out  # --claims prints it too
 
 
 @pytest.mark.parametrize("workers", ["1", "2"])

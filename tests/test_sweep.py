@@ -297,6 +297,25 @@ def test_command_line(tmp_path, capsys):
         sweep.main([f"{__name__}:square", "--output", str(out), "--scheduler", "tcp://127.0.0.1:9", "--workers", "3"])
 
 
+@pytest.mark.parametrize(
+    "text, line, problem",
+    [
+        ("x: !!python/object/apply:os.system ['touch {marker}']\n", 1, "could not determine a constructor"),
+        ("x: [1, 2\noffset: 5\n", 2, "expected ',' or ']'"),
+    ],
+)
+def test_a_grid_file_with_a_tag_or_bad_yaml_is_one_line_naming_file_and_line(tmp_path, capsys, text, line, problem):
+    marker = tmp_path / "executed"
+    grid = tmp_path / "grid.yml"
+    grid.write_text(text.format(marker=marker))
+    with pytest.raises(SystemExit) as stop:
+        sweep.main([f"{__name__}:square", "--grid", str(grid), "--output", str(tmp_path / "out")])
+    assert stop.value.code == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(f"python -m dpnb.tools.sweep: error: {grid}, line {line}: ")
+    assert problem in err[0] and not marker.exists() and not (tmp_path / "out").exists()
+
+
 def test_module_entry_point(tmp_path):
     """``python -m dpnb.tools.sweep module:function`` runs a plain function of a module that imports nothing of dpnb."""
     source = "def half(x, seed):\n    print('halving', x)\n    return {'y': 1 / x + seed}\n"
@@ -368,13 +387,13 @@ def test_metrics_must_be_named_scalars():
 
 
 def test_finished_is_a_usable_record_of_an_ok_point(tmp_path, capsys):
-    from dpnb.tools.records import finished, write_json
+    from dpnb.tools.records import finished, write_record
 
     record = {"key": "k", "task": "t", "params": {}, "seed": 0, "status": "error", "error": "E: x", "metrics": {}}
     record.update(versions={}, git_revision=None, seconds=None)
     assert finished(tmp_path) is None  # no record
-    write_json(tmp_path / "result.json", record)
+    write_record(tmp_path / "result.json", record)
     assert finished(tmp_path, "k") is None  # a failed point
-    write_json(tmp_path / "result.json", {**record, "status": "ok", "error": None})
+    write_record(tmp_path / "result.json", {**record, "status": "ok", "error": None})
     assert finished(tmp_path, "k")["status"] == "ok" and finished(tmp_path, "other", warn=False) is None
     assert capsys.readouterr().err == ""

@@ -1,4 +1,5 @@
-"""Faults of a sweep: a killed worker, damaged records, an interrupt, a failing write; none loses or hides a result."""
+"""Faults of a sweep: a killed worker, damaged or hand-edited records, an interrupt, a failing write; none loses or
+hides a result."""
 
 import json
 import os
@@ -82,6 +83,9 @@ def test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_
         (lambda text: json.dumps({k: v for k, v in json.loads(text).items() if k != "metrics"}), "lacks metrics"),
         (lambda text: json.dumps({**json.loads(text), "metrics": [1]}), "wrong type or value of metrics"),
         (lambda text: json.dumps({**json.loads(text), "key": "0123456789abcdef"}), "record of point 0123456789abcdef"),
+        # edited by hand: still a well-formed record, but its checksum no longer matches
+        (lambda text: text.replace('"y": 20', '"y": 21'), "changed after the sweep wrote it"),
+        (lambda text: json.dumps({**json.loads(text), "checksum": 7}), "wrong type or value of checksum"),
     ],
 )
 def test_an_unusable_record_counts_as_not_run_with_a_warning_naming_it(tmp_path, dask_client, capsys, damage, problem):

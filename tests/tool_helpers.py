@@ -1,4 +1,4 @@
-"""Plumbing shared by the tests of the tools: small notebooks on disk, the sweep's command on a task module."""
+"""Plumbing shared by the tests of the tools: small notebooks on disk, the run's and the sweep's commands."""
 
 import os
 import subprocess
@@ -33,3 +33,21 @@ def sweep_command(folder, module: str, source: str, *args, **popen) -> subproces
     env = {**os.environ, "PYTHONPATH": str(folder), "FAULT_TEST_DIR": str(folder)}
     command = [sys.executable, "-m", "dpnb.tools.sweep", *args, "--output", str(folder / "out")]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
+
+
+def run_command(*args, **popen) -> subprocess.Popen:
+    """``python -m dpnb.tools.run ARGS`` started in a session of its own (a signal can reach its whole process
+    group, as Ctrl-C does); stdout and stderr are pipes of text."""
+    command = [sys.executable, "-m", "dpnb.tools.run", *map(str, args)]
+    return subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, start_new_session=True, **popen
+    )
+
+
+def process_gone(pid: int) -> bool:
+    """Whether process ``pid`` has ended (a zombie waiting to be reaped counts as ended)."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True

@@ -6,7 +6,13 @@ transforms):
 - ``__init__`` only stores its arguments under the same names (so ``get_params``, ``clone``
   and ``set_params`` work); validation and the random generator are made in ``fit``;
 - ``random_state``: None, an int (the same int gives identical results on every re-fit), a
-  SeedSequence, or a Generator (used as is, advancing it);
+  SeedSequence, or a Generator (used as is, advancing it). Two releases that draw the same noise
+  leak their difference: the noise cancels in it. So an int seed is for reproducing one release,
+  not for two releases of neighbouring data; and ``sklearn.base.clone`` (as ``GridSearchCV``,
+  ``cross_val_score`` and pipelines call it) copies a Generator in its current state, so the clone
+  and the original would draw the same noise: cloning an estimator whose ``random_state`` is a
+  Generator issues a :class:`~dpnb.ground.datasets.PrivacyLeakWarning`. Give each estimator a
+  Generator of its own (``dpnb.ground.streams.stream(seed, key)`` with a key per release) or None;
 - ``epsilon`` may be ``numpy.inf``: the noiseless (non-private) limit of the same algorithm,
   useful as a reference; ``delta`` is then ignored for calibration;
 - after ``fit``: ``budget_`` maps each noisy statistic to the ``(epsilon, delta)`` it spent
@@ -19,10 +25,12 @@ from __future__ import annotations
 import functools
 import math
 import numbers
+import warnings
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
+from dpnb.ground.datasets import PrivacyLeakWarning
 from dpnb.ground.validation import check_delta, check_epsilon, check_random_state
 
 
@@ -119,6 +127,35 @@ class PrivateEstimator(BaseEstimator):
         super().__init_subclass__(**kwargs)
         if "fit" in vars(cls):
             cls.fit = _transactional(vars(cls)["fit"])
+
+    def __sklearn_clone__(self):
+        """``sklearn.base.clone``: a new unfitted estimator with the same parameters.
+
+        A ``random_state`` Generator is copied in its current state, so the clone would draw the same
+        noise as the original (and as every other clone): a :class:`PrivacyLeakWarning` says so. Nothing
+        is remembered between calls.
+
+        Examples
+        --------
+        >>> import numpy as np, warnings
+        >>> from sklearn.base import clone
+        >>> from dpnb.papers.dppro import DPPro
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     twin = clone(DPPro(2, 1.0, 1e-6, random_state=np.random.default_rng(0)))
+        ...     seeded = clone(DPPro(2, 1.0, 1e-6, random_state=0))
+        >>> [w.category.__name__ for w in caught]
+        ['PrivacyLeakWarning']
+        """
+        if isinstance(getattr(self, "random_state", None), np.random.Generator):
+            warnings.warn(
+                f"cloning {type(self).__name__} copies its random_state Generator: the clone and the original "
+                "would add the same noise, which cancels in the difference of their releases; give each "
+                "estimator a Generator of its own (dpnb.ground.streams.stream(seed, key)) or None",
+                PrivacyLeakWarning,
+                stacklevel=3,
+            )
+        return super().__sklearn_clone__()
 
     def _check_privacy(self, *, needs_delta: bool = True) -> tuple[float, float]:
         """Validated ``(epsilon, delta)``; ``delta`` is 0.0 for a pure-epsilon estimator."""

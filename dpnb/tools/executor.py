@@ -5,22 +5,27 @@ parameters injected after its ``parameters`` cell (papermill's injection, no oth
 machinery), the kernel's BLAS/OpenMP threads and environment set for that kernel alone, its own
 log discarded (:class:`QuietKernelManager`), and the cells' printed output copied to a log as they
 finish. A cell that raises, a kernel that dies or a timeout becomes one :class:`NotebookFailed`
-whose message is one line (:func:`failure_reason`). Callers:
+whose message is one line (:func:`failure_reason`); a run stopped from outside (``stop``, a signal) shuts the
+kernel down at once and raises :class:`NotebookInterrupted`. Callers:
 
 - ``make notebook`` (:mod:`dpnb.tools.pairing`): no parameters, nothing written here; the pair
   is written by the caller, so no injected cell or papermill metadata can reach it;
 - ``make run`` (:func:`dpnb.tools.run.execute`): profile parameters, one BLAS thread and
-  :data:`ALLOCATOR`, into ``results/``;
+  :data:`ALLOCATOR`, into ``results/<profile>/``, stopped by Ctrl-C or SIGTERM;
 - the sweep (:class:`dpnb.tools.sweep.NotebookTask`): one grid point's parameters, its log;
 - :mod:`dpnb.tools.portability`: a committed notebook under an emulated machine's environment.
 
 nbclient drives its kernel from an asyncio loop, and two threads of one process starting kernels
 at once can cancel each other's start-up: a process executes one notebook at a time (a lock), and
-parallel runs use several processes.
+parallel runs use several processes. The loop runs in a thread of its own, never in the main thread:
+there nbclient would take over SIGINT and SIGTERM (shutting the kernel down and letting the caller
+go on to its next notebook), while the caller's own handlers should decide what a signal means.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import os
 import re
 import subprocess
@@ -59,6 +64,15 @@ class NotebookFailed(RuntimeError):
     """A notebook's run failed; the message is one line: the cell and the exception (picklable, unlike some)."""
 
 
+class NotebookInterrupted(NotebookFailed):
+    """A notebook's run was stopped from outside (``stop`` was set, or its kernel was interrupted); its kernel is
+    shut down."""
+
+
+#: How often a running notebook looks at its ``stop`` event (seconds).
+STOP_POLL = 0.1
+
+
 def failure_reason(exc: BaseException) -> str:
     """One line: a :class:`NotebookFailed`'s message, else ``"Type: first line of the message"``."""
     lines = [line for line in str(exc).splitlines() if line.strip()]
@@ -93,6 +107,7 @@ def execute_notebook(
     environment: dict | None = None,
     kernel_name: str = "python3",
     log=None,
+    stop=None,
 ):
     """Execute a notebook top to bottom in a fresh kernel; returns the executed notebook.
 
@@ -120,12 +135,25 @@ def execute_notebook(
     log : text file, optional
         Receives each cell's printed output as the cell finishes, and a failing cell's traceback
         (without colour codes).
+    stop : threading.Event, optional
+        Looked at every :data:`STOP_POLL` seconds while the notebook runs (anything with ``is_set()``): once
+        set, the kernel is killed and shut down and :class:`NotebookInterrupted` is raised. A set
+        ``stop`` starts no kernel.
 
     Raises
     ------
+    NotebookInterrupted
+        ``stop`` was set, or a cell raised ``KeyboardInterrupt`` (its kernel was interrupted).
     NotebookFailed
         A cell raised (``cell In [N]: Name: first line of the message``; the kernel's traceback is
         its ``__cause__``), the kernel died or a cell ran out of time.
+
+    Examples
+    --------
+    >>> import nbformat, threading
+    >>> nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("print(6 * 7)")])
+    >>> execute_notebook(nb, stop=threading.Event()).cells[0].outputs[0].text
+    '42\\n'
     """
     import nbformat
     from nbclient import NotebookClient
@@ -168,19 +196,61 @@ def execute_notebook(
         on_cell_executed=on_cell_executed,
         on_cell_error=lambda cell, **_: failed.append(cell),
     )
+    if stop is not None and not callable(getattr(stop, "is_set", None)):
+        raise TypeError(f"stop must be a threading.Event or None, got {type(stop).__name__}")
     try:
         with _LOCK:
-            client.execute(env=env)
+            _in_own_thread(_execute_until_stopped(client, env, stop))
+    except NotebookInterrupted:
+        raise
     except CellExecutionError as exc:
         count = failed[-1].execution_count if failed else "?"
         value = next((line for line in str(exc.evalue).splitlines() if line.strip()), "")
         if log is not None:
             errors = [o for cell in failed[-1:] for o in cell.outputs if o.output_type == "error"]
             log.write("".join(_ANSI.sub("", line) + "\n" for o in errors for line in o.traceback))
-        raise NotebookFailed(f"cell In [{count}]: {exc.ename}" + (f": {value}" if value else "")) from exc
+        kind = NotebookInterrupted if exc.ename == "KeyboardInterrupt" else NotebookFailed
+        raise kind(f"cell In [{count}]: {exc.ename}" + (f": {value}" if value else "")) from exc
     except Exception as exc:  # a dead kernel, a timeout, a kernel that would not start
         raise NotebookFailed(failure_reason(exc)) from exc
     finally:
         if output is not None:
             write_atomic(output, nbformat.writes(nb))
     return nb
+
+
+async def _execute_until_stopped(client, env: dict, stop):
+    """``client.async_execute(env=env)``; once ``stop`` is set, the kernel is killed, shut down, and
+    :class:`NotebookInterrupted` raised."""
+    if stop is None:
+        return await client.async_execute(env=env)
+    if stop.is_set():
+        raise NotebookInterrupted("stopped before it started")
+    task = asyncio.ensure_future(client.async_execute(env=env))
+    while not task.done():
+        await asyncio.wait({task}, timeout=STOP_POLL)
+        if stop.is_set() and not task.done():
+            client.shutdown_kernel = "immediate"  # nbclient's clean-up then kills the kernel instead of asking it
+            task.cancel()
+            with contextlib.suppress(Exception, asyncio.CancelledError):  # what the cancelled run raises on its way
+                await task
+            raise NotebookInterrupted("stopped: its kernel was shut down")
+    return task.result()
+
+
+def _in_own_thread(coroutine):
+    """Run ``coroutine`` on a new event loop in a new thread and return its result (or raise its exception)."""
+    outcome = {}
+
+    def target():
+        try:
+            outcome["value"] = asyncio.run(coroutine)
+        except BaseException as exc:  # noqa: BLE001 -- handed to the calling thread
+            outcome["error"] = exc
+
+    thread = threading.Thread(target=target, name="dpnb-notebook")
+    thread.start()
+    thread.join()
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome.get("value")

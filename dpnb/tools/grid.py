@@ -8,6 +8,8 @@ import json
 import numbers
 from pathlib import Path
 
+import yaml
+
 from dpnb.book.parameters import read_value, read_yaml
 from dpnb.tools.records import RESERVED
 
@@ -143,9 +145,35 @@ def parse_assignment(text: str) -> tuple[str, list]:
     return name, parsed
 
 
+def read_yaml_file(path):
+    """The YAML document in the file ``path``, read as :func:`dpnb.book.parameters.read_yaml` reads values.
+
+    Raises
+    ------
+    ValueError
+        The file is not valid YAML or holds a tag that plain data has no use for (``!!python/object/...``,
+        which is never constructed): one line naming the file, the line and the problem.
+    """
+    try:
+        return read_yaml(Path(path).read_text())
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None) or getattr(exc, "context_mark", None)
+        where = f"{path}, line {mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+        raise ValueError(f"{where}: {problem}; write plain YAML (mappings, lists, numbers, strings)") from None
+
+
 def read_grid(path) -> dict:
-    """A grid from a YAML file mapping parameter names to lists of values."""
-    grid = read_yaml(Path(path).read_text())
+    """A grid from a YAML file mapping parameter names to lists of values (:func:`read_yaml_file`).
+
+    Raises
+    ------
+    ValueError
+        The file is not valid YAML or holds a tag; the message names the file and the line.
+    TypeError
+        The document is not a mapping.
+    """
+    grid = read_yaml_file(path)
     if not isinstance(grid, dict):
         raise TypeError(f"{path} must map parameter names to lists of values")
     return grid

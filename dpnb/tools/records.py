@@ -2,12 +2,16 @@
 
 Every file here is replaced atomically (:func:`write_atomic`): a reader sees the old file or the
 new one, never a part, so an interrupted sweep or run leaves no half-written record or table. A
-record that cannot be used counts as not run (:func:`read_record`).
+record carries a checksum of its own content (:func:`write_record`), so one changed after it was
+written -- edited by hand -- is told from one the sweep wrote; a record that cannot be used, or whose
+checksum does not match, counts as not run (:func:`read_record`).
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
+import hashlib
 import json
 import os
 import subprocess
@@ -28,6 +32,28 @@ RESERVED = frozenset(
 )
 
 
+def _temporary(path: Path, content, write=None) -> str:
+    """``content`` written to a new temporary file beside ``path`` (flushed to disk); its name. Nothing is left
+    behind if the write fails."""
+    import tempfile
+
+    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+    try:
+        os.fchmod(fd, 0o666 & ~_UMASK)  # the permissions of a file written the ordinary way, not mkstemp's 0600
+        with os.fdopen(fd, "w") as handle:
+            if write is None:
+                handle.write(content)
+                handle.flush()
+                os.fsync(handle.fileno())
+        if write is not None:
+            write(content, temporary)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temporary)
+        raise
+    return temporary
+
+
 def write_atomic(path, content, write=None) -> None:
     """Replace ``path`` with ``content`` at once: readers see the old file or the new one, never a part.
 
@@ -44,28 +70,68 @@ def write_atomic(path, content, write=None) -> None:
     write : callable, optional
         ``write(content, temporary_path)`` writes a file by other means (e.g. a parquet table).
     """
-    import tempfile
+    write_atomic_all({path: content}, write)
 
-    path = Path(path)
-    fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".partial")
+
+def write_atomic_all(files: dict, write=None) -> None:
+    """Write several files as :func:`write_atomic` does, all of them before any replaces its old version.
+
+    A failure while writing (a full disk) or a folder in a file's place leaves every file as it was; only a
+    failing ``os.replace`` after the first (which needs no space) could leave some replaced. An ``OSError``
+    names the file it was writing, not the temporary one.
+
+    Parameters
+    ----------
+    files : dict
+        Path -> content, replaced in this order.
+    write : callable, optional
+        As for :func:`write_atomic`, used for every file.
+
+    Examples
+    --------
+    >>> import tempfile
+    >>> folder = Path(tempfile.mkdtemp())
+    >>> write_atomic_all({folder / "a.txt": "1\\n", folder / "b.txt": "2\\n"})
+    >>> sorted(p.name for p in folder.iterdir())
+    ['a.txt', 'b.txt']
+    """
+    temporaries = []
     try:
-        os.fchmod(fd, 0o666 & ~_UMASK)  # the permissions of a file written the ordinary way, not mkstemp's 0600
-        with os.fdopen(fd, "w") as handle:
-            if write is None:
-                handle.write(content)
-                handle.flush()
-                os.fsync(handle.fileno())
-        if write is not None:
-            write(content, temporary)
-        os.replace(temporary, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(temporary)
-        raise
+        for path, content in files.items():
+            path = Path(path)
+            temporaries.append((_temporary(path, content, write), path))
+        for _, path in temporaries:  # a folder in a file's place fails the first replace, not a later one
+            if path.is_dir():
+                raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), str(path))
+        for temporary, path in temporaries:
+            try:
+                os.replace(temporary, path)
+            except OSError as exc:
+                if exc.errno is None:
+                    raise
+                raise type(exc)(exc.errno, exc.strerror, str(path)) from None  # name the file, not the temporary
+    finally:
+        for temporary, _ in temporaries:  # the ones not moved into place
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
 
 
-def write_json(path: Path, record: dict) -> None:
-    """Write atomically, so a point interrupted while saving counts as not run."""
+def record_checksum(record: dict) -> str:
+    """SHA-256 (hex) of ``record`` without its ``checksum`` field, as canonical JSON (sorted keys, no spaces).
+
+    The same after a JSON round trip (floats are written as their shortest exact repr).
+
+    >>> record_checksum({"b": 1.5, "a": [1, None]}) == record_checksum({"a": [1, None], "b": 1.5, "checksum": "x"})
+    True
+    """
+    body = {name: value for name, value in record.items() if name != "checksum"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def write_record(path: Path, record: dict) -> None:
+    """Write a point's record atomically with its ``checksum`` (set in ``record`` too), so a point interrupted
+    while saving counts as not run and a record edited afterwards is detected."""
+    record["checksum"] = record_checksum(record)
     write_atomic(path, json.dumps(record, indent=1) + "\n")
 
 
@@ -116,8 +182,10 @@ def read_record(folder, key: str | None = None, warn: bool = True) -> dict | Non
     """The record in ``folder/result.json``, or None if there is none or it cannot be used.
 
     A record that is not valid JSON (a truncated file), not an object, lacks a field, has a field
-    of the wrong type, or belongs to another point (``key``) counts as not run: None, and with
-    ``warn`` a line on stderr naming the file.
+    of the wrong type, belongs to another point (``key``), or whose ``checksum`` does not match its
+    content (changed after :func:`write_record` wrote it) counts as not run: None, and with ``warn``
+    a line on stderr naming the file. A record with no ``checksum`` was written before records had one
+    and is used as it is (folders swept then resume without running their points again).
     """
     path = Path(folder) / RESULT
     if not path.is_file():
@@ -134,6 +202,10 @@ def read_record(folder, key: str | None = None, warn: bool = True) -> dict | Non
             raise ValueError(f"wrong type or value of {', '.join(wrong or ['status'])}")
         if key is not None and record["key"] != key:
             raise ValueError(f"it is the record of point {record['key']}, not {key}")
+        if not isinstance(record.get("checksum", ""), str):
+            raise ValueError("wrong type or value of checksum")
+        if "checksum" in record and record["checksum"] != record_checksum(record):
+            raise ValueError("it was changed after the sweep wrote it: its checksum does not match its content")
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # json.JSONDecodeError is a ValueError
         if warn:
             print(f"warning: {path} is unusable ({exc}); the point counts as not run", file=sys.stderr)

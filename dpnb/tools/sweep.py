@@ -26,9 +26,11 @@ The ``key`` is a hash of the task's name, the parameters and the seed. Running t
 again resumes: points that finished are not rerun, points that failed or never ran are, and the
 table is written anew from the points' records on disk (for the points of the grid asked for;
 other points in the folder are left out of it). A ``result.json`` that cannot be used (truncated,
-not a record, a field missing) counts as not run, with a warning naming it. Every record and the
-table are replaced atomically, so an interrupted sweep (Ctrl-C: one line, exit status 130) or a
-killed worker leaves no half-written file; a finished point is never run again, even when Dask
+not a record, a field missing) or that was changed after the sweep wrote it (each record carries a
+checksum of its content, written with it; one written before records had it is used as it is)
+counts as not run and runs again, with a warning naming it. Every record and the table are
+replaced atomically, so an interrupted sweep (Ctrl-C: one line, exit status 130) or a killed
+worker leaves no half-written file; a finished point is never run again, even when Dask
 recomputes the result of a worker that died. The key does not cover the task's code: after
 changing the notebook or function, sweep into a new folder. A failed point is reported with its
 parameters and stops nothing else; the command exits with status 1 if any point failed (2 if the
@@ -38,8 +40,9 @@ Parameters come from ``-p name=value[,value...]`` (repeatable) and/or a YAML fil
 grid.yml``, mapping each name to a list of values (a single value is a one-value list; write a
 list-valued parameter as a list of lists, ``sizes: [[10, 20]]``). Values are read as YAML, except
 that ``1e-5`` and ``inf`` are floats as in Python. ``-p`` overrides the file for the names it
-gives. Seeds are ``--seeds 0..9`` (inclusive), ``--seeds 0,3,7`` or ``--seeds 5``. Every grid
-point gets every seed.
+gives; a grid file that is not valid YAML, or holds a tag such as ``!!python/object``, is refused
+with one line naming the file and the line. Seeds are ``--seeds 0..9`` (inclusive), ``--seeds
+0,3,7`` or ``--seeds 5``. Every grid point gets every seed.
 
 Notebook tasks
 --------------
@@ -132,7 +135,7 @@ from dpnb.tools.records import (
     git_revision,
     read_record,
     versions,
-    write_json,
+    write_record,
     write_table,
 )
 
@@ -362,7 +365,7 @@ def run_point(task, params: dict, seed: int, key: str, folder) -> dict:
             record.update(status="error", error=failure_reason(exc), metrics={})
         print(f"status: {record['status']}", flush=True)
     record.update(versions=versions(), git_revision=git_revision(), seconds=time.perf_counter() - start)
-    write_json(folder / RESULT, record)
+    write_record(folder / RESULT, record)
     return record
 
 
@@ -463,7 +466,7 @@ def _execute(task, todo, scheduler, n_workers, processes, progress, done) -> lis
                 (folder / LOG).write_text(
                     f"{_header(task, params, seed)}\nthe point did not run on a worker: {type(exc).__name__}: {exc}\n"
                 )
-                write_json(folder / RESULT, record)
+                write_record(folder / RESULT, record)
             # Release the result at once: a worker that dies later must not make Dask recompute a finished point.
             future.release()
             if record["status"] != "ok" and progress:
