@@ -3,6 +3,7 @@
 import nbformat
 import pytest
 
+from dpnb.book.exercises import ANSWER_LINE
 from dpnb.tools import student
 
 ROOT = student.ROOT
@@ -50,11 +51,20 @@ def test_no_solution_text_or_code_and_everything_else_kept(edition, path):
     ]
     assert solution_lines, "the instructor edition has solution prose"
     assert not [line for line in solution_lines if line in text]
-    assert len(pupil.cells) == len(teacher.cells) - 1, "exactly the solution cell goes; the exercises stay"
+    (solution,) = [c for c in teacher.cells if c.source.lstrip().startswith("# Solutions")]
+    printed = "".join(o.get("text", "") for o in solution.outputs if o.get("name") == "stdout")
+    answers = [line for line in printed.splitlines() if ANSWER_LINE.match(line.strip())]
+    checks = [c for c in pupil.cells if c.source.startswith("# Check your answers")]
+    assert len(checks) == (1 if answers else 0), (
+        "a check cell stands in for the solution cell where answers are recorded"
+    )
+    assert sum(line.startswith("check(") for c in checks for line in c.source.splitlines()) == len(answers)
+    assert all(c.get("id") == solution.get("id") for c in checks), "the check cell keeps the solution cell's id"
+    assert len(pupil.cells) == len(teacher.cells) - 1 + len(checks), "only the solution cell goes; the exercises stay"
     exercises = next(c.source for c in pupil.cells if "## Exercises" in c.source)
     assert "1. " in exercises and "2. " in exercises
-    kept = [c for c in teacher.cells if not c.source.lstrip().startswith("# Solutions")]
-    for before, after in zip(kept, pupil.cells, strict=True):
+    kept = [c for c in teacher.cells if c is not solution]
+    for before, after in zip(kept, [c for c in pupil.cells if c not in checks], strict=True):
         if "## Exercises" not in before.source:
             assert after == before, "every other cell, outputs included, is the instructor's"
 
