@@ -96,8 +96,8 @@ def strip_solutions(nb, name: str):
     if checks is None:
         del nb.cells[index]
     else:
-        nb.cells[index] = nbformat.v4.new_code_cell(checks)
-        nb.cells[index].pop("id", None)
+        # a fixed id (nbformat requires one): the same edition every time
+        nb.cells[index] = nbformat.v4.new_code_cell(checks, id="answer-checks")
     nb.cells = [c for c in nb.cells if c.source.strip()]
     return nb
 
