@@ -72,3 +72,21 @@ def test_markdown_opens_with_jupytexts_notebook_viewer():
     assert news["fetchNews"] == "false" and news["checkForUpdates"] is False, "no news prompt at start"
     enabled = {e["name"] for e in extensions if e.get("enabled")}
     assert {"jupyterlab-myst", "jupyterlab-jupytext"} <= enabled, "MyST rendering and jupytext must be on"
+
+
+CHAPTER_SOURCES = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name != "README.md")
+
+
+def test_chapters_use_what_lab_renders_links_citations_and_the_papers_numbers():
+    """{doc} and {cite} do not resolve in Lab: chapters link sources and cite in text; boxes carry no own number."""
+    import re
+
+    for path in CHAPTER_SOURCES:
+        text = path.read_text()
+        assert not re.findall(r"\{(?:doc|cite)(?::\w+)?\}`", text), (
+            f"{path.name}: use a Markdown link or author-year text"
+        )
+        for link in re.findall(r"\]\(([a-z_]+)\.md\)", text):
+            assert (ROOT / "notebooks" / f"{link}.md").is_file(), f"{path.name} links {link}.md, which is no chapter"
+        boxes = re.findall(r"^:::\{prf:\w+\}[^\n]*\n((?::\w+:[^\n]*\n)*)", text, re.M)
+        assert all(":nonumber:" in options for options in boxes), f"{path.name}: every proof box needs :nonumber:"
