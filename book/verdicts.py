@@ -11,7 +11,16 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 VERDICTS = ("holds", "fails", "corrected", "not-reproduced")
-ORDER = ["foundations", "dppro", "ron_gauss", "pca_gauss", "component_analysis", "private_pca", "library_samplers"]
+ORDER = [
+    "primer",
+    "foundations",
+    "dppro",
+    "ron_gauss",
+    "pca_gauss",
+    "component_analysis",
+    "private_pca",
+    "library_samplers",
+]
 
 
 def main() -> int:
