@@ -110,24 +110,26 @@ def test_bernoulli_ratio_big_integers():
 
 
 class _FixedWords:
-    """A stand-in generator whose ``integers`` returns given 63-bit words (to reach the tie path)."""
+    """A stand-in generator whose ``integers`` returns given 64-bit words, in order (to reach the boundaries)."""
 
     def __init__(self, words):
         self.words = list(words)
 
-    def integers(self, low, high, size):
-        return np.array([self.words.pop(0) for _ in range(size)], dtype=np.int64)
+    def integers(self, low, high, size, dtype):
+        count = int(np.prod(size))
+        return np.array([self.words.pop(0) for _ in range(count)], dtype=dtype).reshape(size)
 
 
-def test_bernoulli_ratio_tie_path():
-    # num / den = 1/3 with big integers; a first word equal to c = floor(2^63 / 3) is a tie, which the
-    # floating-point shortcut must leave undecided; the remainder 2 * 2^70 then compares with floor(2^64 / 3)
+def test_bernoulli_ratio_compares_two_words_with_the_exact_threshold():
+    # num / den = 1/3 with big integers: the threshold floor(2^128 / 3) has both words c = floor(2^64 / 3)
+    # (2^64 = 1 mod 3); the draw is [first word, second word] < (c, c) lexicographically, and always reads both
     num, den = np.array([2**70], dtype=object), np.array([3 * 2**70], dtype=object)
-    c = 2**63 // 3
-    assert en.bernoulli_ratio(num, den, _FixedWords([c, 0]))[0]
-    assert not en.bernoulli_ratio(num, den, _FixedWords([c, 2**63 - 1]))[0]
-    assert en.bernoulli_ratio(num, den, _FixedWords([c - 1]))[0]  # V < (c - 1 + 1) / 2^63 <= 1/3
-    assert not en.bernoulli_ratio(num, den, _FixedWords([c + 1]))[0]
+    c = 2**64 // 3
+    assert en.bernoulli_ratio(num, den, _FixedWords([c, c - 1]))[0]
+    assert not en.bernoulli_ratio(num, den, _FixedWords([c, c]))[0]
+    assert en.bernoulli_ratio(num, den, _FixedWords([c - 1, 2**64 - 1]))[0]
+    assert not en.bernoulli_ratio(num, den, _FixedWords([c + 1, 0]))[0]
+    assert en.bernoulli_ratio(np.array([5]), np.array([5]), _FixedWords([2**64 - 1, 2**64 - 1]))[0]  # num >= den: 1
 
 
 def test_discrete_laplace_huge_scale_object_path():
@@ -271,18 +273,18 @@ def test_discrete_differs_from_continuous():
 # --- grid releases ---------------------------------------------------------------------------
 
 
-def test_round_to_grid_sensitivity():
+def test_grid_point_sensitivity():
     rng = np.random.default_rng(20)
     k = 5
     a = rng.uniform(-3, 3, 2000)
     for delta in (0.1, 1.0, 2**-5, 3 * 2**-5):  # grid multiples included (no extra step there)
         b = a + delta
-        diff = np.abs(np.array(en.round_to_grid(b, k) - en.round_to_grid(a, k), dtype=float))
+        diff = np.abs(np.ldexp(en.grid_point(b, k) - en.grid_point(a, k), k))
         assert np.all(diff <= np.ceil(np.ldexp(b - a, k)))
         assert np.all(diff < np.ldexp(delta, k) + 1)
-    assert list(en.round_to_grid(np.array([0.5, 1.5, -0.5, -1.5]) * 2**-k, k)) == [1, 2, 0, -1]  # half up
-    with pytest.raises(ValueError, match="too large"):
-        en.round_to_grid(np.array([1e308]), 60)
+    assert list(np.ldexp(en.grid_point(np.array([0.5, 1.5, -0.5, -1.5]) * 2**-k, k), k)) == [1, 2, 0, -1]  # half up
+    assert en.grid_point(np.array([1e308, -1e308]), 60).tolist() == [1e308, -1e308]  # on the grid already
+    assert en.grid_point(np.array([1e-300, -1e-300, 5e301]), -1000).tolist() == [0.0, 0.0, math.ldexp(5, 1000)]
 
 
 def test_exact_option_outputs_on_grid_and_attack_fails():
@@ -346,9 +348,11 @@ def test_grid_calibrations_meet_their_guarantees():
     assert en.zcdp_delta(1.0, d * d / (2 * float(sigma2))) <= 1e-5
 
 
-def test_noise_too_wide_for_the_exact_samplers_is_refused_naming_epsilon():
+def test_noise_too_wide_for_doubles_is_refused_naming_the_parameter():
     from dpnb.privacy.mechanisms import laplace_mechanism
 
-    with pytest.raises(ValueError, match="epsilon=1e-300 is too small for exact noise"):
-        laplace_mechanism(1.0, 1.0, 1e-300, noise="exact", random_state=0)
-    assert np.isfinite(laplace_mechanism(1.0, 1.0, 1e-250, noise="exact", random_state=0))
+    assert np.isfinite(laplace_mechanism(1.0, 1.0, 1e-300, noise="exact", random_state=0))  # scale 1e300 < 2^1000
+    with pytest.raises(ValueError, match="epsilon=1e-300 gives exact noise wider than 2"):
+        en.grid_laplace_release(1.0, 1e10, 1e-300, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"sigma=1e\+305 gives exact noise wider than 2"):
+        en.grid_gaussian_release_sigma(1.0, 1.0, 1e305, np.random.default_rng(0))
