@@ -129,7 +129,11 @@ def cost_per_draw(module, kind: str, n_draws: int = N_DRAWS, n_single: int = 200
     for _ in range(n_single):
         _release(module, kind, 1.0, rng)
     single = (time.perf_counter() - start) / n_single
-    return {"sampler": kind, "us per draw, batched": f"{batched * 1e6:.2f}", "us per draw, single": f"{single * 1e6:.1f}"}
+    return {
+        "sampler": kind,
+        "us per draw, batched": f"{batched * 1e6:.2f}",
+        "us per draw, single": f"{single * 1e6:.1f}",
+    }
 
 
 def _load(path: str | None):

@@ -928,13 +928,13 @@ def gaussian_sigma2_on_grid(
     in any dimension (Canonne, Kamath & Steinke 2020: their concentrated-DP bound for the
     multivariate discrete Gaussian, the per-coordinate divergences adding up), converted
     with :func:`zcdp_delta`; ``sigma^2`` is the smallest meeting ``delta`` (:func:`zcdp_rho`), rounded up
-    to an integer. For one coordinate :func:`discrete_gaussian_delta` is exact and smaller. A sigma
+    to a multiple of ``2^-8``. For one coordinate :func:`discrete_gaussian_delta` is exact and smaller. A sigma
     above ``2^1000`` in the value's units is refused (ValueError naming epsilon).
     """
     k = grid_exponent(sensitivity, n_coordinates)
     root_n = math.isqrt(n_coordinates - 1) + 1  # an integer >= sqrt(n_coordinates)
     d = Fraction(sensitivity) * Fraction(2) ** k + root_n  # exact upper bound on the grid L2 sensitivity
-    variance = Fraction(math.ceil(d * d / (2 * Fraction(zcdp_rho(epsilon, delta)))))
+    variance = Fraction(math.ceil(d * d / (2 * Fraction(zcdp_rho(epsilon, delta))) * 256), 256)
     _noise_scale_check(variance, k, 2, "epsilon", epsilon)
     return k, variance
 
