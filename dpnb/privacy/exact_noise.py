@@ -15,18 +15,44 @@ a wide margin). A release that is reachable from ``x`` and not from its neighbou
 outside its tail every standard normal it returns is ``±fl(m w_i)`` with ``m < 2^52`` and ``w_i``
 one of 256 layer widths, read from numpy itself by :func:`ziggurat_widths`.
 
-**Exact noise** (Canonne, Kamath & Steinke 2020). Bernoulli(exp(-gamma)) for rational ``gamma``
-by exact integer comparisons (:func:`bernoulli_exp`), the discrete Laplace by a geometric and
-rejection (:func:`sample_discrete_laplace`), the discrete Gaussian by rejection from the discrete
-Laplace (:func:`sample_discrete_gaussian`); every random bit comes from a numpy ``Generator``
-(``integers``), so seeds stay reproducible, and the loops are batched over all pending draws.
-A real-valued release is made on the grid ``2^-k``: the value is rounded (half up, exactly) to the
-grid, integer noise is added, and the integer is scaled back; the final conversion to a double is
-post-processing. Rounding moves each coordinate by at most one grid step, so the integer
+**Exact noise whose work reveals nothing.** The discrete Laplace and discrete Gaussian of Canonne,
+Kamath & Steinke (2020), sampled with a fixed amount of work: the words drawn, the vectorised passes and
+the sizes of every integer depend on the public parameters (scale, grid, number of draws) only, never
+on the value released nor on the noise drawn. (Their rejection loops, run until success, draw more
+words and larger integers for larger noise: an observer of the time or the generator learns ``|noise|``.)
+
+* Every random bit comes from ``rng.integers(0, 2**64, dtype=uint64)``, one bit-generator output a word
+  (seeds stay reproducible). A Bernoulli(p) compares two words with ``floor(p 2^128)``: within
+  ``2^-127`` of ``p``.
+* Geometric, ``Pr[G = g] ∝ a^g`` with ``a = exp(-1/b)``: the binary digits of ``G`` are independent,
+  ``Pr[g_j = 1] = 1 / (1 + exp(2^j / b))``; ``J = geometric_bits(b)`` digits, so that ``Pr[G >= 2^J] < 2^-128``.
+* Discrete Laplace: ``G1 - G2`` (:func:`sample_discrete_laplace`), ``4 J`` words a draw, no rejection.
+* Discrete Gaussian: their Algorithm 3 (Laplace proposal of scale ``floor(sigma) + 1``, acceptance
+  ``exp(-v^2 / D)``), with a public pool of ``pool_size(n, alpha)`` proposals all drawn and tested
+  (shortfall below ``2^-128``), the exponent in 112-bit fixed point (exact 30-bit-limb integer arithmetic)
+  and ``exp(-x)`` as the AND of fifteen Bernoullis over its 8-bit digits (tabulated thresholds).
+
+**What it costs in privacy.** Each draw is within total variation ``eta_1 = 2^-100`` of its exact law
+(``TV_PER_DRAW``: the union of the rounded thresholds, ``4 J 2^-127``, the truncations, ``2^-127``, and for
+the Gaussian per proposal ``30 2^-127 + 1.25 2^-112 + 2^-128``, at most ``4n + 200`` proposals for ``n``
+draws, and the pool's shortfall; with ``J < 2^12`` the sum is below ``n 2^-100``). If a mechanism ``M`` is
+``(epsilon, delta)``-DP and ``M'`` is within ``eta`` of it on every input, then for every event ``S``,
+``M'(x)(S) <= M(x)(S) + eta <= e^epsilon M(x')(S) + delta + eta <= e^epsilon M'(x')(S) + delta + (1 + e^epsilon) eta``:
+``M'`` is ``(epsilon, delta + (1 + e^epsilon) eta)``-DP. A release of ``m`` coordinates has ``eta <= m 2^-100``
+(total variation adds over independent coordinates, and post-processing does not increase it), so an
+epsilon-DP Laplace release with exact noise is ``(epsilon, sampling_delta(epsilon, m))``-DP, e.g.
+``delta <= 2^-68`` for ``m = 2^30`` at ``epsilon = 1``; not pure epsilon-DP.
+
+**Releases on a grid.** A real-valued release is made on the grid ``2^-k``: the value is rounded (half up,
+exactly) to the grid, integer noise is added, and the sum is rounded to a double; these last steps are
+post-processing of the exact sum. Rounding moves each coordinate by at most one grid step, so the integer
 sensitivity is at most ``Delta / 2^-k + (number of coordinates)`` in L1 and
-``Delta / 2^-k + sqrt(number of coordinates)`` in L2 (:func:`grid_sensitivity`); the grid is
-chosen ``2^20`` times finer than ``Delta / coordinates``, so this costs at most a factor
-``1 + 2^-20`` of noise.
+``Delta / 2^-k + sqrt(number of coordinates)`` in L2 (:func:`grid_sensitivity`); the grid is chosen
+``2^20`` times finer than ``Delta / coordinates``, so this costs at most a factor ``1 + 2^-20`` of noise.
+The rounding, the addition and the conversion run as a fixed sequence of double operations (``fmod``,
+error-free sums, a correctly rounded three-term sum) on every value (:func:`_release`), so a release's
+work does not depend on the value either. Noise wider than ``2^62`` grid steps (epsilon below about
+``2^-34``) is released on a grid ``2^h`` times coarser, still ``2^54`` times finer than the noise.
 """
 
 from __future__ import annotations
