@@ -1077,7 +1077,10 @@ def grid_gaussian_release_sigma(value, sensitivity, sigma, rng, size=None) -> tu
         return np.broadcast_to(value, shape).copy(), 0.0
     sigma = check_positive(sigma, "sigma")
     k, sigma2 = gaussian_sigma2_for_sigma(sensitivity, sigma, max(1, value.size))
-    effective = math.exp(math.log(sigma2.numerator) / 2 - math.log(sigma2.denominator) / 2 - k * math.log(2))
+    try:
+        effective = math.ldexp(math.sqrt(sigma2), -k)
+    except OverflowError:  # a variance beyond the doubles, in grid units: the same value through logarithms
+        effective = math.exp((math.log(sigma2.numerator) - math.log(sigma2.denominator)) / 2 - k * math.log(2))
     return _gaussian_release(value, k, sigma2, shape, rng), effective
 
 
