@@ -294,15 +294,17 @@ LIMB_BITS = 30  # big integers are (limbs, draws) int64 arrays of 30-bit limbs, 
 TV_PER_DRAW = 2.0**-100  # total variation between each sampler's law and the exact law, per draw
 MAX_NOISE_SCALE = 2.0**1000  # largest noise scale (Laplace b or Gaussian sigma, in the value's units)
 _MASK = (1 << LIMB_BITS) - 1
-_PREC = 60  # decimal digits of the public thresholds (relative error 1e-60 < 2^-199)
 _BLOCK_WORDS = 2**21  # words drawn per call at most (memory); the blocks follow from the public size
 _EXP_DIGITS = FRACTION_BITS // 8 + 1  # 8-bit digits of the acceptance exponent (14 fractional, 1 integer)
 
 
 def _threshold(p: Decimal) -> int:
     """``floor(p 2^128)`` clamped to ``[0, 2^128 - 1]``: a Bernoulli(p) within ``2^-127`` of ``p``."""
-    t = int((p * Decimal(2) ** THRESHOLD_BITS).to_integral_value(rounding=ROUND_FLOOR))
+    t = int((p * _TWO_128).to_integral_value(rounding=ROUND_FLOOR))
     return min(max(t, 0), 2**THRESHOLD_BITS - 1)
+
+
+_TWO_128 = Decimal(2**THRESHOLD_BITS)
 
 
 def _split(thresholds) -> tuple[np.ndarray, np.ndarray]:
@@ -416,22 +418,34 @@ def geometric_bits(scale: Fraction) -> int:
     return max(1, (math.ceil(89 * Fraction(scale)) - 1).bit_length())
 
 
-@functools.lru_cache(maxsize=256)
 def _geometric_thresholds(scale: Fraction) -> tuple[np.ndarray, np.ndarray]:
     """Thresholds of the ``J`` independent bits of a geometric with ratio ``a = exp(-1 / scale)``.
 
-    ``Pr[G = g] = (1 - a) a^g = prod_j (1 - a^(2^j)) / ... `` factors over the binary digits ``g_j`` of
-    ``g``: ``a^g = prod_j (a^(2^j))^(g_j)``, so the digits are independent with
-    ``Pr[g_j = 1] = a^(2^j) / (1 + a^(2^j)) = 1 / (1 + exp(2^j / scale))``, computed at 60 digits.
+    ``Pr[G = g] = (1 - a) a^g`` factors over the binary digits ``g_j`` of ``g``,
+    ``a^g = prod_j (a^(2^j))^(g_j)``, so the digits are independent with
+    ``Pr[g_j = 1] = a^(2^j) / (1 + a^(2^j)) = 1 / (1 + exp(x_j))``, ``x_j = 2^j / scale``. At 80 digits:
+    ``exp(x) = 1 + x + x^2 / 2`` below ``x = 2^-60`` (error below ``2^-180``), then one ``exp`` and
+    squarings (``x_(j+1) = 2 x_j``; at most 70 of them, relative error below ``2^70 10^-80``).
     """
-    out = []
+    out, power = [], None
     with localcontext() as ctx:
-        ctx.prec = _PREC
+        ctx.prec = 80
         inverse = Decimal(scale.denominator) / Decimal(scale.numerator)
         for j in range(geometric_bits(scale)):
             x = inverse * (1 << j)
-            out.append(0 if x > 400 else _threshold(1 / (1 + x.exp())))
+            if x > 400:  # Pr[g_j = 1] < e^-400
+                out.append(0)
+                continue
+            if x < _TINY:
+                value = 1 + x + x * x / 2
+            else:
+                power = x.exp() if power is None else power * power
+                value = power
+            out.append(_threshold(1 / (1 + value)))
     return _split(out)
+
+
+_TINY = Decimal(2) ** -60  # below it exp(x) is read from its Taylor polynomial
 
 
 def _laplace_limbs(scale: Fraction, n: int, rng) -> np.ndarray:
@@ -452,19 +466,26 @@ def _laplace_limbs(scale: Fraction, n: int, rng) -> np.ndarray:
     return np.concatenate(blocks, axis=1) if blocks else np.zeros((n_limbs, 0), dtype=np.int64)
 
 
-@functools.cache
 def _exp_digit_thresholds() -> tuple[np.ndarray, np.ndarray]:
-    """Thresholds of ``exp(-d 2^(8 i - 112))`` for digit ``d`` in 0..255 at position ``i`` in 0..14."""
+    """Thresholds of ``exp(-d 2^(8 i - 112))`` for digit ``d`` in 0..255 at position ``i`` in 0..14.
+
+    Powers ``exp(-2^(8 i - 112))^d`` at 80 digits (255 products, relative error below ``10^-77``).
+    """
     out = []
     with localcontext() as ctx:
-        ctx.prec = _PREC
+        ctx.prec = 80
         for i in range(_EXP_DIGITS):
-            unit = Decimal(2) ** (8 * i - FRACTION_BITS)
-            out.append([_threshold((-(d * unit)).exp()) for d in range(256)])
+            base, value, row = (-(Decimal(2) ** (8 * i - FRACTION_BITS))).exp(), Decimal(1), []
+            for _ in range(256):
+                row.append(_threshold(value))
+                value *= base
+            out.append(row)
     return _split(out)
 
 
-@functools.lru_cache(maxsize=256)
+_EXP_HIGH, _EXP_LOW = _exp_digit_thresholds()  # public constants, computed once at import
+
+
 def _gaussian_plan(sigma2: Fraction) -> dict:
     """The public constants of the discrete Gaussian sampler at ``sigma2 = p / q``.
 
@@ -511,7 +532,6 @@ def _acceptance_lower_bound(sigma2: Fraction, t: int) -> float:
     return math.tanh(1 / (2 * t)) * math.exp(-s2 / (2 * t * t)) * theta * (1 - 1e-6)
 
 
-@functools.lru_cache(maxsize=1024)
 def pool_size(n: int, alpha: float) -> int:
     """Proposals drawn for ``n`` accepted ones at acceptance rate at least ``alpha``: the smallest ``M`` with
     ``Pr[Binomial(M, alpha) < n] <= 2^-128`` by the Chernoff bound ``exp(-M KL((n - 1) / M || alpha))``.
@@ -555,7 +575,7 @@ def _gaussian_limbs(sigma2: Fraction, n: int, rng) -> tuple[np.ndarray, int]:
     m = _const_limbs(plan["m"], m_limbs)
     p = _const_limbs(plan["p"], v_limbs)
     cap = _const_limbs(plan["v_max"] + 1, v_limbs)
-    table_high, table_low = _exp_digit_thresholds()
+    table_high, table_low = _EXP_HIGH, _EXP_LOW
     rows = np.arange(_EXP_DIGITS)[:, None]
 
     def draw(count):
@@ -620,7 +640,7 @@ def bernoulli_exp(num, den, rng: np.random.Generator) -> np.ndarray:
     fixed = [min((int(a) << FRACTION_BITS) // int(b), cap) for a, b in zip(num.ravel(), den.ravel())]
     digits = np.array([[(g >> (8 * i)) & 255 for g in fixed] for i in range(_EXP_DIGITS)], dtype=np.int64)
     digits = digits.reshape(_EXP_DIGITS, num.size)
-    table_high, table_low = _exp_digit_thresholds()
+    table_high, table_low = _EXP_HIGH, _EXP_LOW
     rows = np.arange(_EXP_DIGITS)[:, None]
     return np.all(_bernoulli(table_high[rows, digits], table_low[rows, digits], digits.shape, rng), axis=0)
 
