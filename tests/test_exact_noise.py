@@ -110,24 +110,26 @@ def test_bernoulli_ratio_big_integers():
 
 
 class _FixedWords:
-    """A stand-in generator whose ``integers`` returns given 63-bit words (to reach the tie path)."""
+    """A stand-in generator whose ``integers`` returns given 64-bit words, in order (to reach the boundaries)."""
 
     def __init__(self, words):
         self.words = list(words)
 
-    def integers(self, low, high, size):
-        return np.array([self.words.pop(0) for _ in range(size)], dtype=np.int64)
+    def integers(self, low, high, size, dtype):
+        count = int(np.prod(size))
+        return np.array([self.words.pop(0) for _ in range(count)], dtype=dtype).reshape(size)
 
 
-def test_bernoulli_ratio_tie_path():
-    # num / den = 1/3 with big integers; a first word equal to c = floor(2^63 / 3) is a tie, which the
-    # floating-point shortcut must leave undecided; the remainder 2 * 2^70 then compares with floor(2^64 / 3)
+def test_bernoulli_ratio_compares_two_words_with_the_exact_threshold():
+    # num / den = 1/3 with big integers: the threshold floor(2^128 / 3) has both words c = floor(2^64 / 3)
+    # (2^64 = 1 mod 3); the draw is [first word, second word] < (c, c) lexicographically, and always reads both
     num, den = np.array([2**70], dtype=object), np.array([3 * 2**70], dtype=object)
-    c = 2**63 // 3
-    assert en.bernoulli_ratio(num, den, _FixedWords([c, 0]))[0]
-    assert not en.bernoulli_ratio(num, den, _FixedWords([c, 2**63 - 1]))[0]
-    assert en.bernoulli_ratio(num, den, _FixedWords([c - 1]))[0]  # V < (c - 1 + 1) / 2^63 <= 1/3
-    assert not en.bernoulli_ratio(num, den, _FixedWords([c + 1]))[0]
+    c = 2**64 // 3
+    assert en.bernoulli_ratio(num, den, _FixedWords([c, c - 1]))[0]
+    assert not en.bernoulli_ratio(num, den, _FixedWords([c, c]))[0]
+    assert en.bernoulli_ratio(num, den, _FixedWords([c - 1, 2**64 - 1]))[0]
+    assert not en.bernoulli_ratio(num, den, _FixedWords([c + 1, 0]))[0]
+    assert en.bernoulli_ratio(np.array([5]), np.array([5]), _FixedWords([2**64 - 1, 2**64 - 1]))[0]  # num >= den: 1
 
 
 def test_discrete_laplace_huge_scale_object_path():
@@ -271,18 +273,18 @@ def test_discrete_differs_from_continuous():
 # --- grid releases ---------------------------------------------------------------------------
 
 
-def test_round_to_grid_sensitivity():
+def test_grid_point_sensitivity():
     rng = np.random.default_rng(20)
     k = 5
     a = rng.uniform(-3, 3, 2000)
     for delta in (0.1, 1.0, 2**-5, 3 * 2**-5):  # grid multiples included (no extra step there)
         b = a + delta
-        diff = np.abs(np.array(en.round_to_grid(b, k) - en.round_to_grid(a, k), dtype=float))
+        diff = np.abs(np.ldexp(en.grid_point(b, k) - en.grid_point(a, k), k))
         assert np.all(diff <= np.ceil(np.ldexp(b - a, k)))
         assert np.all(diff < np.ldexp(delta, k) + 1)
-    assert list(en.round_to_grid(np.array([0.5, 1.5, -0.5, -1.5]) * 2**-k, k)) == [1, 2, 0, -1]  # half up
-    with pytest.raises(ValueError, match="too large"):
-        en.round_to_grid(np.array([1e308]), 60)
+    assert list(np.ldexp(en.grid_point(np.array([0.5, 1.5, -0.5, -1.5]) * 2**-k, k), k)) == [1, 2, 0, -1]  # half up
+    assert en.grid_point(np.array([1e308, -1e308]), 60).tolist() == [1e308, -1e308]  # on the grid already
+    assert en.grid_point(np.array([1e-300, -1e-300, 5e301]), -1000).tolist() == [0.0, 0.0, math.ldexp(5, 1000)]
 
 
 def test_exact_option_outputs_on_grid_and_attack_fails():
@@ -346,9 +348,197 @@ def test_grid_calibrations_meet_their_guarantees():
     assert en.zcdp_delta(1.0, d * d / (2 * float(sigma2))) <= 1e-5
 
 
-def test_noise_too_wide_for_the_exact_samplers_is_refused_naming_epsilon():
+def test_noise_too_wide_for_doubles_is_refused_naming_the_parameter():
     from dpnb.privacy.mechanisms import laplace_mechanism
 
-    with pytest.raises(ValueError, match="epsilon=1e-300 is too small for exact noise"):
-        laplace_mechanism(1.0, 1.0, 1e-300, noise="exact", random_state=0)
-    assert np.isfinite(laplace_mechanism(1.0, 1.0, 1e-250, noise="exact", random_state=0))
+    assert np.isfinite(laplace_mechanism(1.0, 1.0, 1e-300, noise="exact", random_state=0))  # scale 1e300 < 2^1000
+    with pytest.raises(ValueError, match="epsilon=1e-300 gives exact noise wider than 2"):
+        en.grid_laplace_release(1.0, 1e10, 1e-300, np.random.default_rng(0))
+    with pytest.raises(ValueError, match=r"sigma=1e\+305 gives exact noise wider than 2"):
+        en.grid_gaussian_release_sigma(1.0, 1.0, 1e305, np.random.default_rng(0))
+
+
+# --- work that reveals nothing, and the releases' arithmetic --------------------------------------
+
+
+class _Recording:
+    """A generator that logs every ``integers`` call; the words come from a Generator or are all ``fill``."""
+
+    def __init__(self, source=None, fill=None):
+        self.source, self.fill, self.log = source, fill, []
+
+    def integers(self, low, high, size, dtype):
+        self.log.append((low, high, tuple(size), np.dtype(dtype).str))
+        if self.fill is not None:
+            return np.full(size, self.fill, dtype=dtype)
+        return self.source.integers(low, high, size=size, dtype=dtype)
+
+
+EXACT_DRAWS = {
+    "grid_laplace_release": lambda rng: en.grid_laplace_release(0.0, 1.0, 1.0, rng),
+    "grid_laplace_release, wide": lambda rng: en.grid_laplace_release(np.array([0.0, 1e300]), 1.0, 1e-40, rng),
+    "grid_gaussian_release": lambda rng: en.grid_gaussian_release(np.zeros(3), 1.0, 1.0, 1e-5, rng),
+    "grid_gaussian_release_sigma": lambda rng: en.grid_gaussian_release_sigma(0.0, 1.0, 1e9, rng)[0],
+    "integer_gaussian_noise": lambda rng: en.integer_gaussian_noise(2.5, (2,), rng),
+    "sample_discrete_laplace": lambda rng: en.sample_discrete_laplace(Fraction(3, 2), 1, rng),
+    "sample_discrete_gaussian": lambda rng: en.sample_discrete_gaussian(Fraction(10, 3), 1, rng),
+    "bernoulli_exp": lambda rng: en.bernoulli_exp(np.array([0, 7, 10**30]), 3, rng),
+}
+
+
+@pytest.mark.parametrize("name", list(EXACT_DRAWS))
+def test_work_is_identical_whatever_the_noise(name):
+    """Deterministic: every call of ``integers`` (its size and type, so the words drawn and the rounds) is the
+    same for 200 seeded draws with very different noise, and for generators whose words are all 0 or all
+    2^64 - 1 (the extreme outcomes of every Bernoulli); the work depends on the public parameters only."""
+    draw = EXACT_DRAWS[name]
+    logs, sizes = set(), []
+    generator = np.random.default_rng(40)
+    for _ in range(200):
+        rng = _Recording(generator)
+        sizes.append(abs(float(np.ravel(draw(rng))[0])))
+        logs.add(tuple(rng.log))
+    for fill in (0, 2**64 - 1):
+        rng = _Recording(fill=fill)
+        draw(rng)
+        logs.add(tuple(rng.log))
+    assert len(logs) == 1
+    if name != "bernoulli_exp":
+        assert max(sizes) > 3 * np.median(sizes)  # the noise did vary
+
+
+def test_a_laplace_coordinate_reads_four_words_per_bit():
+    """At the three benchmark scales a Laplace coordinate reads 4 J words (two geometrics of J bits, two
+    words a bit), J = geometric_bits(scale) public."""
+    for epsilon in (1.0, 1e-3, 1e-9):
+        k, scale = en.laplace_scale_on_grid(1.0, epsilon, 1)
+        rng = _Recording(np.random.default_rng(41))
+        en.grid_laplace_release(0.0, 1.0, epsilon, rng)
+        assert sum(np.prod(size) for _, _, size, _ in rng.log) == 4 * en.geometric_bits(scale)
+
+
+def _limbs(values, n_limbs):
+    out = np.zeros((n_limbs, len(values)), dtype=np.int64)
+    for j, v in enumerate(values):
+        for i in range(n_limbs - 1):
+            out[i, j], v = v & (2**en.LIMB_BITS - 1), v >> en.LIMB_BITS
+        out[-1, j] = v
+    return out
+
+
+def _reference_release(x, k, y, n_bits):
+    """RN(2^(h - k) floor((q + y) / 2^h)) by exact rational arithmetic, clipped to the finite doubles."""
+    h = max(0, n_bits - 62)
+    q = math.floor(Fraction(x) * Fraction(2) ** k + Fraction(1, 2))
+    exact = Fraction((q + y) // 2**h) * Fraction(2) ** (h - k)
+    big = float(np.finfo(float).max)
+    return math.copysign(big, exact) if abs(exact) >= Fraction(big) else float(exact)
+
+
+def _double(mantissa, exponent):
+    try:
+        return math.ldexp(mantissa, exponent)
+    except OverflowError:
+        return 0.0
+
+
+def test_release_is_the_correctly_rounded_function_of_the_sum():
+    """The fixed-operation release (grid rounding, fmod split, limbs, Boldo-Melquiond sum) equals exact
+    rational arithmetic on random and adversarial cases: values across the doubles' range (zeros, ties,
+    already on the grid), noise cancelling the value, narrow and wide noise (coarse grid), k from -1000 to 1074."""
+    rng = np.random.default_rng(42)
+    checked = 0
+    for _ in range(1500):
+        k = int(rng.choice([0, 5, 20, 40, 300, 1000, 1074, -5, -300, -1000]))
+        n_bits = int(rng.choice([5, 30, 62, 63, 70, 100, 200, 500]))
+        if n_bits - k > 1008:
+            continue
+        xs = [
+            _double(int(rng.integers(-(2**53), 2**53)), int(rng.integers(-1126, 972)))
+            if rng.random() < 0.8
+            else float(rng.choice([0.0, -0.0, 0.5, -1.5, _double(1, 52 - k), _double(-1, 52 - k), _double(3, -k - 1)]))
+            for _ in range(3)
+        ]
+        ys = [int(rng.integers(-(2**62), 2**62)) >> int(rng.integers(0, 62)) for _ in xs]
+        ys = [y << max(0, n_bits - 63) if abs(y << max(0, n_bits - 63)) < 2**n_bits else 0 for y in ys]
+        if rng.random() < 0.2:  # noise cancelling the grid value
+            qs = [math.floor(Fraction(x) * Fraction(2) ** k + Fraction(1, 2)) for x in xs]
+            ys = [-q if abs(q) < 2**n_bits else 0 for q in qs]
+        got = en._release(np.array(xs), k, _limbs(ys, n_bits // en.LIMB_BITS + 2), n_bits)
+        want = [_reference_release(x, k, y, n_bits) for x, y in zip(xs, ys)]
+        assert got.tolist() == want, (k, n_bits, xs, ys)
+        checked += len(xs)
+    assert checked > 2000
+
+
+def test_sum3_is_correctly_rounded():
+    rng = np.random.default_rng(43)
+    for _ in range(5000):
+        values = [
+            _double(int(rng.integers(-(2**53), 2**53)) >> int(rng.integers(0, 53)), int(rng.integers(-1074, 960)))
+            for _ in range(3)
+        ]
+        if rng.random() < 0.3:
+            values[1] = -values[0]
+        exact = sum(Fraction(v) for v in values)
+        if abs(exact) >= Fraction(float(np.finfo(float).max)):
+            continue
+        assert en._sum3(*(np.array([v]) for v in values))[0] == float(exact), values
+
+
+def test_wide_noise_release_has_its_scale():
+    # epsilon = 1e-40: noise of 2^153 grid steps, released on the coarser grid 2^(h - k); E[noise^2] = 2 b^2
+    noise = en.grid_laplace_release(np.zeros(20_000), 1.0, 1e-40, np.random.default_rng(44))
+    _, lo, hi = mean_ci((noise / 1e40) ** 2, 0.999)
+    assert lo <= 2.0 <= hi
+
+
+def test_pool_size_and_sampling_delta():
+    for alpha in (0.44, 0.6, 0.75):
+        for n in (1, 2, 10, 1000, 10**6):
+            m = en.pool_size(n, alpha)
+            assert n / alpha < m <= 4 * n + 200
+    assert en.pool_size(1, 0.5) == 128  # (1/2)^M <= 2^-128
+    assert en.sampling_delta(np.inf, 10) == 0.0
+    assert en.sampling_delta(1.0, 2**30) == pytest.approx((1 + math.e) * 2**-70)
+    assert en.sampling_delta(1e300, 1) == 1.0
+
+
+EPSILONS = (1e-300, 1e-100, 1e-10, 1.0, 1e10, 1e100, 1e300)
+SENSITIVITIES = (1e-308, 1e-10, 1.0, 1e10, 1e308)
+EXTREME = {
+    "laplace_mechanism": lambda e, s: laplace_mechanism(np.array([0.25, -3.0]), s, e, random_state=0, noise="exact"),
+    "gaussian_mechanism": lambda e, s: gaussian_mechanism(
+        np.array([0.25, -3.0]), s, e, 1e-5, random_state=0, noise="exact"
+    ),
+    "symmetric_laplace_mechanism": lambda e, s: symmetric_laplace_mechanism(
+        np.eye(2), s, e, random_state=0, noise="exact"
+    ),
+    "symmetric_gaussian_mechanism": lambda e, s: symmetric_gaussian_mechanism(
+        np.eye(2), s, e, 1e-5, random_state=0, noise="exact"
+    ),
+    "grid_laplace_release": lambda e, s: en.grid_laplace_release(1e300, s, e, np.random.default_rng(0)),
+    "grid_gaussian_release": lambda e, s: en.grid_gaussian_release(-1e-300, s, e, 1e-5, np.random.default_rng(0)),
+    "grid_gaussian_release_sigma": lambda e, s: en.grid_gaussian_release_sigma(
+        1.0, s, min(s / e, 1e308), np.random.default_rng(0)
+    )[0],
+    "integer_gaussian_noise": lambda e, s: en.integer_gaussian_noise(min(s / e, 1e308), (2,), np.random.default_rng(0)),
+}
+
+
+@pytest.mark.parametrize("name", list(EXTREME))
+def test_extreme_parameters_give_a_finite_release_or_a_named_value_error(name):
+    """epsilon from 1e-300 to 1e300, sensitivity (or sigma) from 1e-308 to 1e308: a finite release, or one
+    ValueError naming epsilon (or sigma, or the sensitivity) when the noise would be wider than 2^1000."""
+    finite = 0
+    for epsilon in EPSILONS:
+        for sensitivity in SENSITIVITIES:
+            try:
+                out = EXTREME[name](epsilon, sensitivity)
+            except ValueError as error:
+                assert any(p in str(error) for p in ("epsilon=", "sigma=")), str(error)
+                assert "2^1000" in str(error) or "too small for sensitivity" in str(error), str(error)
+                continue
+            assert np.all(np.isfinite(out)), (epsilon, sensitivity)
+            finite += 1
+    assert finite >= 25

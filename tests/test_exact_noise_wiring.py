@@ -167,3 +167,15 @@ def test_mod_sulq_with_exact_noise_uses_the_zcdp_sigma():
     sens = private_pca.second_moment_l2_sensitivity(len(BALL))
     assert est.sigma_ == exact_noise.zcdp_sigma(sens, 1.0, 1e-5)
     assert est.sigma_ > ModSULQ(1, 1.0, 1e-5, random_state=0).fit(BALL).sigma_  # zCDP is the looser bound
+
+
+@pytest.mark.parametrize("name", ["ModSULQ", "DPPro-paper"])
+def test_tiny_epsilon_with_the_paper_scale_gives_a_finite_exact_release(name):
+    """epsilon = 1e-100 with noise_scale="paper" (sigma about 1e100): the exact sampler used to convert its
+    huge integers to floats and raise OverflowError; it now releases (noise clipped to the doubles' range)."""
+    make = {
+        "ModSULQ": lambda: ModSULQ(1, 1e-100, 1e-5, noise="exact", noise_scale="paper", random_state=0),
+        "DPPro-paper": lambda: DPPro(2, 1e-100, 1e-5, noise="exact", noise_scale="paper", random_state=0),
+    }[name]
+    X = BALL if name == "ModSULQ" else BOX
+    assert np.all(np.isfinite(_released(make().fit(X))))

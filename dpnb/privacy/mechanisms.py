@@ -61,8 +61,11 @@ def laplace_mechanism(value, sensitivity, epsilon, *, random_state=None, size: i
 
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
-    ``dpnb.privacy.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Laplace noise from
+    ``dpnb.privacy.exact_noise``, at a noise scale at most ``1 + 2^-20`` larger, drawn with work (words,
+    passes, integer sizes) that depends on the public parameters and shape only. Its sampler is within
+    total variation ``2^-100`` per coordinate of the exact law, so the release of ``m`` coordinates is
+    ``(epsilon, exact_noise.sampling_delta(epsilon, m))``-DP, ``(1 + e^epsilon) m 2^-100``, not pure.
 
     Parameters
     ----------
@@ -105,8 +108,11 @@ def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=No
 
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete noise from
-    ``dpnb.privacy.exact_noise``, which is DP as stated, at a noise scale at most ``1 + 2^-20`` larger.
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Laplace noise from
+    ``dpnb.privacy.exact_noise``, at a noise scale at most ``1 + 2^-20`` larger, drawn with work (words,
+    passes, integer sizes) that depends on the public parameters and shape only. Its sampler is within
+    total variation ``2^-100`` per coordinate of the exact law, so the release of ``m`` coordinates is
+    ``(epsilon, exact_noise.sampling_delta(epsilon, m))``-DP, ``(1 + e^epsilon) m 2^-100``, not pure.
     The upper triangle is released on the grid and mirrored.
     """
     matrix = check_symmetric(matrix, name="matrix")
@@ -214,17 +220,21 @@ def gaussian_mechanism(
 
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
-    ``dpnb.privacy.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
-    bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
-    at epsilon = 1, delta = 1e-5.
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Gaussian noise from
+    ``dpnb.privacy.exact_noise``, drawn with work that depends on the public parameters and shape only;
+    the release of ``m`` coordinates is ``(epsilon, delta + exact_noise.sampling_delta(epsilon, m))``-DP.
+    Its sigma comes from the discrete Gaussian's zCDP bound (Canonne, Kamath & Steinke 2020), not from
+    ``calibration``: 8% above the analytic sigma at epsilon = 1, delta = 1e-5.
     """
     value = check_array(value, ndim=None, name="value")
+    if exact_noise.check_noise(noise) == "exact":  # its own calibration: the float sigma is not needed
+        check_choice(calibration, "calibration", CALIBRATIONS)
+        out = exact_noise.grid_gaussian_release(
+            value, sensitivity, epsilon, delta, check_random_state(random_state), size
+        )
+        return float(out) if out.ndim == 0 else out
     sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
-    if exact_noise.check_noise(noise) == "exact":
-        out = exact_noise.grid_gaussian_release(value, sensitivity, epsilon, delta, rng, size)
-        return float(out) if out.ndim == 0 else out
     out = value + rng.normal(0.0, sigma, size=_noise_shape(value, size))
     return float(out) if out.ndim == 0 else out
 
@@ -241,15 +251,18 @@ def symmetric_gaussian_mechanism(
 
     ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
     depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with exact discrete Gaussian noise from
-    ``dpnb.privacy.exact_noise``, which is DP as stated. Its sigma comes from the discrete Gaussian's zCDP
-    bound (Canonne, Kamath & Steinke 2020), not from ``calibration``: 8% above the analytic sigma
-    at epsilon = 1, delta = 1e-5. The upper triangle is released on the grid and mirrored.
+    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Gaussian noise from
+    ``dpnb.privacy.exact_noise``, drawn with work that depends on the public parameters and shape only;
+    the release of ``m`` coordinates is ``(epsilon, delta + exact_noise.sampling_delta(epsilon, m))``-DP.
+    Its sigma comes from the discrete Gaussian's zCDP bound (Canonne, Kamath & Steinke 2020), not from
+    ``calibration``: 8% above the analytic sigma at epsilon = 1, delta = 1e-5. The upper triangle is released
+    on the grid and mirrored.
     """
     matrix = check_symmetric(matrix, name="matrix")
-    sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     rng = check_random_state(random_state)
-    if exact_noise.check_noise(noise) == "exact":
+    if exact_noise.check_noise(noise) == "exact":  # its own calibration: the float sigma is not needed
+        check_choice(calibration, "calibration", CALIBRATIONS)
         release = lambda v: exact_noise.grid_gaussian_release(v, sensitivity, epsilon, delta, rng)  # noqa: E731
         return exact_noise.symmetric_grid_release(matrix, release)
+    sigma = gaussian_sigma(sensitivity, epsilon, delta, calibration)
     return symmetrize_upper(matrix + rng.normal(0.0, sigma, size=matrix.shape))
