@@ -82,7 +82,7 @@ fuzz: venv
 	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/test_properties.py
 	$(BIN)/python tests/properties_report.py build/fuzz
 
-## make paper-check: the paper profile's run (about 30 min on 2 cores; not part of make test) and its verdicts
+## make paper-check: the paper profile's run (times in notebooks/profiles/wall_seconds.yml; not part of make test) and its verdicts
 ## against the committed tests/expected_verdicts/paper/<stem>.json
 paper-check: venv
 	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS) \

@@ -29,3 +29,17 @@ def test_readme_table_is_the_generated_one():
     spec.loader.exec_module(verdicts)
     assert verdicts.readme_table(verdicts.committed()) in (ROOT / "README.md").read_text()
     assert list(verdicts.committed()) == [s for s in verdicts.chapter_order() if s in verdicts.committed()]
+
+
+def test_readme_example_runs_as_printed(capsys):
+    """The README's package example is executed, and prints what its last comment says."""
+    text = (ROOT / "README.md").read_text()
+    (code,) = re.findall(r"```python\n(.*?)```", text, re.S)
+    assert len(code.strip().splitlines()) <= 10
+    exec(compile(code, "README.md", "exec"), {})
+    printed = capsys.readouterr().out.strip()
+    assert printed == code.strip().splitlines()[-1].split("# ", 1)[1]
+
+
+def test_readme_is_short():
+    assert len((ROOT / "README.md").read_text().splitlines()) <= 120
