@@ -50,7 +50,7 @@ sensitivity is at most ``Delta / 2^-k + (number of coordinates)`` in L1 and
 ``Delta / 2^-k + sqrt(number of coordinates)`` in L2 (:func:`grid_sensitivity`); the grid is chosen
 ``2^20`` times finer than ``Delta / coordinates``, so this costs at most a factor ``1 + 2^-20`` of noise.
 The rounding, the addition and the conversion run as a fixed sequence of double operations (``fmod``,
-error-free sums, a correctly rounded three-term sum) on every value (:func:`_release`), so a release's
+error-free sums, a correctly rounded three-term sum) on every value (``_release``), so a release's
 work does not depend on the value either. Noise wider than ``2^62`` grid steps (epsilon below about
 ``2^-34``) is released on a grid ``2^h`` times coarser, still ``2^54`` times finer than the noise.
 """
@@ -682,7 +682,7 @@ def sample_discrete_gaussian(sigma2, size: int, rng: np.random.Generator) -> np.
 
     ``sigma2`` is a positive rational. Rejection from the discrete Laplace (Canonne, Kamath & Steinke
     2020, Algorithm 3) with a public number of proposals, ``pool_size(size, alpha)``, all drawn and
-    tested (:func:`_gaussian_limbs`), the acceptance exponent in fixed point. Returns int64, or Python
+    tested (``_gaussian_limbs``), the acceptance exponent in fixed point. Returns int64, or Python
     ints beyond ``2^62``.
 
     Examples
