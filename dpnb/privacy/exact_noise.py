@@ -894,7 +894,7 @@ def _release(value: np.ndarray, k: int, noise: np.ndarray, n_bits: int) -> np.nd
     ``2^62`` grid steps; then the release lies on the coarser grid ``2^(h - k)``, more than ``2^54`` times
     finer than the noise scale. Computed as ``x_h + T 2^(h - k)`` with ``x_h = 2^(h - k) floor(q / 2^h)`` (a
     double, by ``fmod``) and ``T = floor((q mod 2^h + Y) / 2^h)`` (int64, from the limbs), summed correctly
-    rounded by :func:`_sum3`. Every step runs on every value: the work depends on ``(k, n_bits)`` and the
+    rounded by ``_sum3``. Every step runs on every value: the work depends on ``(k, n_bits)`` and the
     number of values only.
     """
     h = max(0, n_bits - 62)
