@@ -64,8 +64,8 @@ run: venv
 ## emulated other machine, nbval on two more (one of them reordering every reduction: a knife-edge output fails on
 ## any host), the book
 test: venv
-	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
-	$(BIN)/ruff format --check dpnb tests benchmarks book $(NOTEBOOKS)
+	$(BIN)/ruff check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
+	$(BIN)/ruff format --check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
 	$(BIN)/python -m pytest -n 2 tests
 	$(BIN)/python -m dpnb.tools.portability exec prescott-2threads-nosimd \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
@@ -102,7 +102,7 @@ notebook: venv
 ## make format: ruff format over the package, tests and the notebooks' code (the .md sources take the formatted
 ## code through their .ipynb pairs, outputs kept)
 format: venv
-	$(BIN)/ruff format dpnb tests benchmarks book
+	$(BIN)/ruff format dpnb tests benchmarks book notebooks/bug_reports
 	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)
 	$(BIN)/ruff format $(NOTEBOOKS)
 	$(BIN)/jupytext --quiet --sync $(NOTEBOOKS)

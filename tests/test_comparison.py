@@ -157,3 +157,20 @@ def test_run_grid_reports_a_failed_point(tmp_path):
         comparison.run_grid("distances", [1.0], 1, 0, sweep={"output": tmp_path}, **GRID)
     with pytest.raises(ValueError, match="sweep needs an 'output'"):
         comparison.run_grid("distances", [1.0], 1, 0, sweep={"runner": sweep_records}, **GRID)
+
+
+def test_peer_proposals_bound_the_libraries_cost_and_the_ceiling():
+    from dpnb.papers.library_samplers import acceptance_rate
+
+    X = np.eye(3)[np.repeat([0, 1, 2], [51, 47, 19])]
+    low, high = comparison.peer_proposals(X, 2.0)  # the libraries draw at epsilon / 2 = 1
+    exact = -np.log10(acceptance_rate(X.T @ X, 1.0, rule="library"))
+    assert low <= exact <= high
+    low_big, high_big = comparison.peer_proposals(X, 20.0)
+    assert low_big <= -np.log10(acceptance_rate(X.T @ X, 10.0, rule="library")) <= high_big
+    assert high_big > high  # the cost grows with epsilon
+    assert comparison.proposal_ceiling(5.0, 180) == pytest.approx(5.0 * 1e11 / 180**2)
+    with pytest.raises(ValueError, match="2-d"):
+        comparison.peer_proposals(np.ones(3), 1.0)
+    with pytest.raises(ValueError):
+        comparison.proposal_ceiling(0.0, 180)

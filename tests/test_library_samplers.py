@@ -16,6 +16,7 @@ from dpnb.papers.library_samplers import (
     bingham_parameter,
     compare_sampler,
     diffprivlib_sampler,
+    library_rate_bounds,
     log_acceptance,
     log_density,
     log_density_query,
@@ -179,6 +180,23 @@ def test_acceptance_rate_quadrature_and_monte_carlo_agree():
     with pytest.raises(ValueError):
         acceptance_rate(np.eye(4) + np.diag([1.0, 0, 0, 0]), 1.0)  # d > 3 needs n_proposals
     assert 0 < acceptance_rate(np.diag([2.0, 1, 1, 1]), 1.0, n_proposals=100, random_state=0) <= 1
+
+
+def test_library_rate_bounds_bracket_the_exact_and_monte_carlo_rates():
+    # d = 3: the quadrature rate lies between the bounds, at a mild and a sharp epsilon
+    for C_, eps in ((C, 1.0), (C, 8.0), (np.diag([3.0, 2.0, 0.0]), 0.3)):
+        low, high = library_rate_bounds(bingham_parameter(C_, eps))
+        assert low <= np.log(acceptance_rate(C_, eps, rule="library")) <= high
+    # d = 20: a Monte Carlo rate well above 1e-3 (small relative error) lies between them too
+    C20 = np.diag(np.linspace(4.0, 0.4, 20))
+    low, high = library_rate_bounds(bingham_parameter(C20, 1.0))
+    mc = acceptance_rate(C20, 1.0, rule="library", n_proposals=20_000, random_state=3)
+    assert low <= np.log(mc) <= high
+    assert high - low < 0.5  # tight when the rate is not tiny
+    # A = 0: every proposal is accepted under either bound
+    np.testing.assert_allclose(library_rate_bounds(np.zeros((4, 4))), (0.0, 0.0), atol=1e-6)  # trapezoid error
+    with pytest.raises(ValueError, match="PSD"):
+        library_rate_bounds(np.diag([1.0, 2.0]))
 
 
 def test_bingham_mechanism_distribution_inf_and_determinism():

@@ -5,12 +5,13 @@ matplotlib.use("Agg")
 import pytest
 
 from dpnb.book.score_tables import (
+    control_evidence,
     control_text,
-    control_verdict,
     finished,
     is_control,
     plot_scores,
     private_intervals,
+    repetitions_needed,
     repetitions_to_separate,
     score_cell,
     score_table,
@@ -53,16 +54,19 @@ def test_score_table_tied_sets():
     assert score_table(SCORES, [0.1], higher_is_better=False)[1][0.1] == ["A", "B"]
 
 
-def test_versus_control_and_verdicts():
+def test_versus_control_and_evidence():
     outcome = versus_control(SCORES, "data-free control", [0.1, 1.0], higher_is_better=True)
     assert outcome[1.0] == (["A"], False, None)
-    better, worse, note = outcome[0.1]
-    assert better == [] and not worse and "repetitions" in note
-    assert control_verdict(outcome) == "not-reproduced"
-    assert control_verdict({1.0: (["A"], False, None)}) == "holds"
-    assert control_verdict({1.0: ([], True, None)}) == "fails"
-    assert control_text({1.0: (["A"], False, None), 10.0: ([], False, "n/a")}, "above") == (
-        "eps=1 above it: A; eps=10 above it: none (n/a)"
+    better, worse, pair = outcome[0.1]
+    assert better == [] and not worse and pair is not None
+    agrees, would_decide = control_evidence(outcome)
+    assert agrees is None and "repetitions" in would_decide
+    assert would_decide == repetitions_needed([pair])
+    assert control_evidence({1.0: (["A"], False, None)}) == (True, None)
+    assert control_evidence({1.0: ([], True, None)}) == (False, None)
+    a, b = [1.0, 1.1, 0.9], [2.0, 2.1, 1.9]
+    assert control_text({1.0: (["A"], False, None), 10.0: ([], False, (a, b))}, "above") == (
+        "eps=1 above it: A; eps=10 above it: none (about 3 repetitions would separate them)"
     )
 
 
@@ -74,6 +78,10 @@ def test_repetitions_to_separate():
     assert far is not None and far > 3
     assert separation_text([1.0, 2.0], [1.0, 2.0]) == "no number of repetitions up to 1000 would"
     assert separation_text([0.0, 1.0, 2.0], [1.5, 2.5, 3.5]) == f"about {far} repetitions would separate them"
+    assert repetitions_needed([(a, b), ([0.0, 1.0, 2.0], [1.5, 2.5, 3.5])]) == f"about {far} repetitions"
+    assert repetitions_needed([(a, b), ([1.0, 2.0], [1.0, 2.0])]) == "no number of repetitions up to 1000"
+    with pytest.raises(ValueError, match="empty"):
+        repetitions_needed([])
 
 
 def test_plot_scores_runs():

@@ -42,11 +42,11 @@ from sklearn.metrics import adjusted_rand_score
 from dpnb.book.budget import TimeBudget, Unfinished
 from dpnb.ground import datasets
 from dpnb.ground.streams import sklearn_seed, stream
-from dpnb.ground.validation import check_integer
+from dpnb.ground.validation import check_integer, check_positive
 from dpnb.numerics.linalg import haar_stiefel, top_eigenvectors
 from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher, laplace_identity
 from dpnb.papers.dppro import DPPro, relative_l2_error, squared_distance_estimate
-from dpnb.papers.library_samplers import opendp_sampler
+from dpnb.papers.library_samplers import bingham_parameter, library_rate_bounds, opendp_sampler
 from dpnb.papers.mst import MST, discretize
 from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import PPCA, ModSULQ
@@ -247,6 +247,54 @@ def opendp_pca(X, n_components: int, epsilon: float, rng) -> np.ndarray:
 
 
 PEER_SUBSPACES = {"diffprivlib PCA": diffprivlib_pca, "OpenDP PCA": opendp_pca}
+
+
+MULTIPLY_ADDS_PER_SECOND = 1e11
+"""A ceiling on one CPU core's multiply-adds per second (above the peak of current cores, 2 x 8 doubles x 5 GHz)."""
+
+
+def peer_proposals(X, epsilon: float) -> tuple[float, float]:
+    """``log10`` bounds on the expected proposals per draw of the libraries' sampler in their ``k = 1`` fit.
+
+    diffprivlib's ``PCA(centered=True)`` and OpenDP's PCA with a public origin both draw the top
+    direction with the Bingham sampler at ``epsilon / 2`` on ``C = X^T X`` (sensitivity 1); one draw
+    takes ``1 / r`` proposals in expectation, ``r`` the acceptance rate of the libraries' rule,
+    bounded by :func:`dpnb.papers.library_samplers.library_rate_bounds`. Machine-free: the cost of a fit
+    in proposals, whatever the CPU.
+
+    Returns
+    -------
+    low, high : float
+        ``log10`` of a lower and an upper bound on the expected proposals per draw.
+
+    Examples
+    --------
+    >>> low, high = peer_proposals(np.eye(3)[[0, 0, 1]], 1.0)
+    >>> bool(0 <= low <= high)
+    True
+    """
+    X = np.asarray(X, dtype=float)
+    if X.ndim != 2:
+        raise ValueError(f"X must be 2-d (rows, features), got shape {X.shape}")
+    log_low, log_high = library_rate_bounds(bingham_parameter(X.T @ X, epsilon / 2))
+    return float(-log_high / np.log(10)), float(-log_low / np.log(10))
+
+
+def proposal_ceiling(seconds: float, n_features: int) -> float:
+    """The most proposals one core can make in ``seconds`` of CPU time at dimension ``n_features``.
+
+    Each proposal evaluates at least one quadratic form ``u^T A u`` (``d^2`` multiply-adds; both libraries
+    evaluate two, and draw a Gaussian vector besides), so at most ``seconds * MULTIPLY_ADDS_PER_SECOND / d^2``
+    proposals fit in the budget on any machine: a draw that needs more in expectation cannot finish in it.
+
+    Examples
+    --------
+    >>> f"{proposal_ceiling(5.0, 180):.1e}"
+    '1.5e+07'
+    """
+    seconds = check_positive(seconds, "seconds")
+    d = check_integer(n_features, "n_features", minimum=2)
+    return seconds * MULTIPLY_ADDS_PER_SECOND / d**2
 
 
 PEER_MODULES = ("diffprivlib.models", "opendp.prelude", "opendp.extras.sklearn._make_eigenvector")

@@ -103,14 +103,26 @@ def separation_text(a, b) -> str:
     return f"about {r} repetitions would separate them" if r else "no number of repetitions up to 1000 would"
 
 
+def repetitions_needed(pairs) -> str:
+    """What would separate every pair ``(a, b)`` of score lists: the most repetitions any pair needs, as text
+    for :func:`dpnb.book.claims.verdict`'s ``would_decide`` (at this run's sizes)."""
+    pairs = list(pairs)
+    if not pairs:
+        raise ValueError("pairs is empty: give the (a, b) score lists left undecided")
+    counts = [repetitions_to_separate(a, b) for a, b in pairs]
+    if any(c is None for c in counts):
+        return "no number of repetitions up to 1000"
+    return f"about {max(counts)} repetitions"
+
+
 def versus_control(scores, control: str, epsilons, *, higher_is_better: bool) -> dict:
     """Per epsilon: the private methods whose interval lies strictly beyond the control's (better), whether all lie
-    strictly on its bad side (worse), and, where neither, :func:`separation_text` for the best against the control.
+    strictly on its bad side (worse), and, where neither, the score lists of the best method and of the control.
 
     Returns
     -------
     dict
-        ``epsilon -> (better: list of methods, worse: bool, note: str or None)``.
+        ``epsilon -> (better: list of methods, worse: bool, undecided: (best's scores, control's scores) or None)``.
     """
     if control not in scores:
         raise ValueError(f"control {control!r} is not among the methods {list(scores)}")
@@ -121,20 +133,29 @@ def versus_control(scores, control: str, epsilons, *, higher_is_better: bool) ->
         better = [m for m, v in est.items() if (v.low > c.high if higher_is_better else v.high < c.low)]
         worse = all((v.high < c.low if higher_is_better else v.low > c.high) for v in est.values())
         best = tied_with_best(est, higher_is_better=higher_is_better)[0]
-        out[e] = (better, worse, None if better or worse else separation_text(scores[best][e], scores[control][e]))
+        out[e] = (better, worse, None if better or worse else (scores[best][e], scores[control][e]))
     return out
 
 
-def control_verdict(outcome: dict) -> str:
-    """``holds`` if some method beats the control at every epsilon, ``fails`` if all lose at some, else undecided."""
+def control_evidence(outcome: dict) -> tuple:
+    """The evidence of a "some private method beats the control at every epsilon" claim, for
+    :func:`dpnb.book.claims.verdict`: ``(agrees, would_decide)``.
+
+    ``agrees`` is True if some method beats the control at every epsilon, False if all lose to it at
+    some epsilon, else None; ``would_decide`` (only then) is :func:`repetitions_needed` for the undecided
+    epsilons' best method against the control.
+    """
     if all(better for better, _, _ in outcome.values()):
-        return "holds"
-    return "fails" if any(worse for _, worse, _ in outcome.values()) else "not-reproduced"
+        return True, None
+    if any(worse for _, worse, _ in outcome.values()):
+        return False, None
+    return None, repetitions_needed(pair for _, _, pair in outcome.values() if pair is not None)
 
 
 def control_text(outcome: dict, verb: str) -> str:
-    """One clause per epsilon: the methods that beat the control (``verb``: "above", "below"), and any note."""
+    """One clause per epsilon: the methods that beat the control (``verb``: "above", "below"), and, where undecided,
+    :func:`separation_text`."""
     return "; ".join(
-        f"eps={e:g} {verb} it: {', '.join(better) or 'none'}" + (f" ({note})" if note else "")
-        for e, (better, _, note) in outcome.items()
+        f"eps={e:g} {verb} it: {', '.join(better) or 'none'}" + (f" ({separation_text(*pair)})" if pair else "")
+        for e, (better, _, pair) in outcome.items()
     )
