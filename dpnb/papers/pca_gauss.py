@@ -84,9 +84,13 @@ def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
 
 
 def _check_range(magnitude, sensitivity, epsilon) -> None:
-    """Refuse (naming ``bounds``) a Laplace release of values up to ``magnitude`` that could overflow float64."""
-    with np.errstate(over="ignore"):
-        scale = sensitivity / epsilon
+    """Refuse (naming ``bounds``) a Laplace release of values up to ``magnitude`` that could overflow float64.
+
+    ``epsilon`` may be a part of the budget that underflowed to 0 (a tiny fraction of a tiny epsilon): an
+    infinite scale, refused as well.
+    """
+    with np.errstate(over="ignore", divide="ignore"):
+        scale = np.float64(sensitivity) / epsilon
     check_release_range(magnitude, scale)
 
 
@@ -501,7 +505,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
         state["budget_"] = split_budget(epsilon, 0.0, fractions)
         if self.noise_scale == "paper" and self.mode == "supervised":
-            sens_cov = (k**2 + 4 * k + 1) * state["_bound"] ** 2 / n  # Theorem 5 (reconstructed), b = a
+            sens_cov = check_sensitivity((k**2 + 4 * k + 1) * state["_bound"] ** 2 / n)  # Theorem 5 (reconstructed)
         else:
             part = "upper" if self.noise_scale == "corrected" else "full"
             sens_cov = second_moment_l1_sensitivity((-c, c), n, part=part)
@@ -579,6 +583,8 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         )
         sizes = np.bincount(y, minlength=c).astype(float)
         state["sensitivity_"] = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
+        for values in state["sensitivity_"].values():
+            check_sensitivity(values.min())  # bounds so narrow that a sensitivity underflows: refused naming them
         means, covariances = [], []
         for j in range(c):
             Zj = Z[y == j]

@@ -146,11 +146,19 @@ def covariance_sensitivity(
     n = check_positive(n_samples, "n_samples")
     a = 0.0 if label_bound is None else check_positive(label_bound, "label_bound")
     check_choice(part, "part", PARTS)
-    if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
-        return (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
-    if part == "upper":
-        return (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
-    return (np.sqrt(2) * p + 4 * a * np.sqrt(p) + a * a) / n
+    with np.errstate(over="ignore"):
+        if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
+            value = (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
+        elif part == "upper":
+            value = (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
+        else:
+            value = (np.sqrt(2) * p + 4 * a * np.sqrt(p) + a * a) / n
+    if not np.isfinite(value):
+        raise ValueError(
+            f"n_components={p!r} and label_bound={label_bound!r} give a sensitivity that overflows float64; "
+            "rescale the labels to a smaller public bound"
+        )
+    return float(value)
 
 
 def covariance_extremal_pair(n_components) -> tuple[np.ndarray, np.ndarray]:
@@ -685,7 +693,8 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     mean_fraction : float in (0, 1)
         ``epsilon_mu / epsilon``; the paper uses 0.3 (Section 5.2).
     label_bound : float
-        Public label bound ``a`` (supervised mode only); labels are clipped to ``[-a, a]``.
+        Public label bound ``a`` (supervised mode only); labels are clipped to ``[-a, a]``. One with
+        ``n a^2 > 1e300`` (the labels' second moment could overflow float64) is refused, naming it.
     reconstruct : bool
         Return samples in R^m as ``W x_tilde`` instead of R^p.
     add_mean : bool
@@ -816,6 +825,11 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         else:
             index, lookup, counts = np.empty(0, dtype=np.intp), np.zeros(1, dtype=np.intp), np.array([n])
         a = None if self.mode != "supervised" else float(self.label_bound)
+        if a is not None and not n * a * a <= 1e300:  # the sum of the clipped labels' squares, public worst case
+            raise ValueError(
+                f"label_bound={a!r} is too large for {n} rows: the labels' second moment could overflow float64; "
+                "rescale the labels to a smaller public bound"
+            )
         inv_norms, sums, block_counts, labels, finite, labels_finite = _class_sums(
             X, index, lookup, len(counts), None if a is None else y, a
         )
