@@ -208,6 +208,8 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
     sensitivity = check_positive(sensitivity, "sensitivity")
     if np.isinf(epsilon):
         return 0.0
+    if sensitivity < 2.0**-900:  # the bracket below would underflow: solve for sigma / sensitivity instead
+        return max(gaussian_sigma_analytic(1.0, epsilon, delta) * sensitivity, _TINY)
     lo, hi = 1e-3, 1.0
     while gaussian_delta(epsilon, hi * sensitivity, sensitivity) > delta:
         hi *= 2.0
@@ -217,7 +219,9 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
             return lo * sensitivity
         lo /= 2.0
     g = lambda s: gaussian_delta(epsilon, s * sensitivity, sensitivity) - delta  # noqa: E731
-    return float(brentq(g, lo, hi, xtol=1e-14, rtol=1e-12)) * sensitivity
+    return check_gaussian_sigma(
+        float(brentq(g, lo, hi, xtol=1e-14, rtol=1e-12)) * sensitivity, sensitivity, epsilon, delta
+    )
 
 
 def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -> float:
