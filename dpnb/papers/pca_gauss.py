@@ -51,6 +51,7 @@ from dpnb.ground.validation import (
     check_sensitivity,
 )
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
+from dpnb.papers.private_pca import unit_radius
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import (
@@ -239,7 +240,9 @@ def analyze_gauss_pca(
 ) -> np.ndarray:
     """Analyze-Gauss PCA (Dwork, Talwar, Thakurta, Zhang 2014): symmetric Gaussian noise on ``X^T X``.
 
-    Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise). Under replace-one
+    Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise; an ``r`` outside ``[2^-200, 2^200]`` is
+    first scaled with ``X`` by a power of two, :func:`dpnb.papers.private_pca.unit_radius`, which changes neither
+    the eigenvectors nor their distribution, as sigma scales with ``r^2``). Under replace-one
     neighbours the upper triangle of ``x x^T - x' x'^T`` has L2 norm at most ``sqrt(2) r^2``
     (attained by two orthogonal rows of norm ``r``): ``noise_scale="corrected"``. Dwork et al.'s
     ``r^2`` (their add/remove-one value) is ``noise_scale="paper"``. ``calibration`` selects the
@@ -254,8 +257,8 @@ def analyze_gauss_pca(
     -------
     ndarray of shape (M, K), orthonormal columns.
     """
-    r = check_positive(data_norm, "data_norm")
-    X = check_row_norms(check_array(X, name="X"), r)
+    X, r = unit_radius(check_array(X, name="X"), check_positive(data_norm, "data_norm"))  # extreme norms: rescaled
+    X = check_row_norms(X, r)
     k = check_n_components(n_components, X.shape[1])
     factor = np.sqrt(2.0) if _check_noise_scale(noise_scale) == "corrected" else 1.0
     noisy = symmetric_gaussian_mechanism(
