@@ -555,7 +555,8 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         }
         # One joint Laplace mechanism on (sum x, triu sum xx^T): every coordinate gets scale 2s/epsilon.
         eps_moments = self.budget_["moments"][0]
-        _check_covariance_range(self.sensitivity_["moments"] / eps_moments, n, epsilon)
+        with np.errstate(over="ignore", divide="ignore"):  # epsilon / 2 may underflow to 0: an infinite scale
+            _check_covariance_range(np.float64(self.sensitivity_["moments"]) / eps_moments, n, epsilon)
         if noise == "exact":
             noisy = laplace_mechanism(
                 np.concatenate([sum_x, triangle(sum_xx)]),
