@@ -166,7 +166,9 @@ def record_sensitivity(projection, bounds=(0.0, 1.0), weights=None) -> float:
     semidefinite relaxation of ``max_s ||(s w) R||^2`` over sign vectors ``s`` (with
     ``z_j = lambda_max y_j w_j^2``, a Schur complement turns it into that relaxation's dual,
     ``min sum_j z_j`` s.t. ``diag(z) - diag(w) R R^T diag(w)`` PSD). Any ``y`` gives a valid
-    bound, so the result is a certificate however well the weights were optimised.
+    bound, so the result is a certificate however well the weights were optimised. Widths beyond
+    ``[2^-200, 2^200]`` are scaled by a power of two first (exact), so squaring them neither over- nor
+    underflows; a bound beyond float64's range comes out as inf or 0.
 
     Parameters
     ----------
@@ -185,13 +187,16 @@ def record_sensitivity(projection, bounds=(0.0, 1.0), weights=None) -> float:
     """
     R = _check_projection(projection)
     w = _widths(bounds, R.shape[0])
+    e = 0 if 2.0**-200 <= w.max() <= 2.0**200 else -int(np.frexp(w.max())[1])  # squares of w stay in range
+    w = np.ldexp(w, e)  # exact; the bound scales with w, so it is scaled back by 2^-e below
     if weights is None:
-        spectral = float(np.linalg.norm(w) * np.linalg.norm(R, 2))
+        spectral = float(np.ldexp(np.linalg.norm(w) * np.linalg.norm(R, 2), -e))
         return min(spectral, record_sensitivity(R, bounds, record_sensitivity_weights(R, bounds)))
     y = check_per_feature(weights, R.shape[0], "weights")
     if np.any(y <= 0):
         raise ValueError("weights must be > 0 for every attribute")
-    return float(np.sqrt(np.sum(y * w**2) * np.linalg.eigvalsh((R.T / y) @ R)[-1]))
+    with np.errstate(over="ignore", under="ignore"):  # a bound beyond float64 is inf or 0: refused by the callers
+        return float(np.ldexp(np.sqrt(np.sum(y * w**2) * np.linalg.eigvalsh((R.T / y) @ R)[-1]), -e))
 
 
 def record_sensitivity_weights(projection, bounds=(0.0, 1.0), *, smoothing=(1e-2, 1e-3, 1e-4), max_iter=200):
