@@ -380,3 +380,16 @@ def test_acg_proposals_match_a_numpy_round():
     for i in np.flatnonzero(accept.any(axis=1)):  # the first accepted proposal
         np.testing.assert_allclose(out[rows[i]], y[i, :, np.argmax(accept[i])], rtol=1e-10, atol=1e-12)
     assert not out[pending].any() and not out[:2].any()
+
+
+def test_the_gibbs_sampler_refuses_a_spread_beyond_max_concentration():
+    """Above 2^32 the complement's c - y^T B y is lost to rounding (RuntimeError 'Omega is not positive definite'
+    from about 1e16 on, before): a ValueError naming B. The exact k = 1 sampler takes spreads up to 1e300."""
+    B = np.diag([1.0, 0.5, 0.0])
+    bingham.bingham_gibbs(bingham.MAX_CONCENTRATION * B, 2, n_iter=2, column="exact", random_state=0)
+    with pytest.raises(ValueError, match="B's eigenvalues spread"):
+        bingham.bingham_gibbs(1e16 * B, 2, n_iter=2, column="exact", random_state=0)
+    v = vector_bingham_exact(1e299 * B, 3, random_state=0)
+    np.testing.assert_allclose(np.abs(v[:, 0]), 1.0)
+    with pytest.raises(ValueError, match="B's eigenvalues spread"):
+        vector_bingham_exact(1.7e308 * B, 3, random_state=0)

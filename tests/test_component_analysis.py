@@ -772,3 +772,13 @@ def test_dp_lda_lives_in_its_own_module_and_is_re_exported():
         component_analysis.DPLDA  # noqa: B018
     with pytest.raises(ImportError):
         from dpnb.papers.component_analysis import AddRemoveRows  # noqa: F401  (it moved to dpnb.privacy.audit)
+
+
+@pytest.mark.parametrize("epsilon", [5e-324, 1e-290, 1e-200])
+def test_dppca_refuses_an_epsilon_whose_covariance_could_overflow_naming_it(epsilon):
+    """The public worst case (1 + 1024 scale / n) + its square must stay below 1e300: 'A contains NaN or
+    infinite values' from eigh before, or ZeroDivisionError when epsilon / 2 underflowed."""
+    X = np.random.default_rng(0).uniform(size=(8, 3))
+    with pytest.raises(ValueError, match="epsilon=.* is too small for DP-PCA"):
+        DPPCAPublisher(2, epsilon, random_state=0).fit(X)
+    assert np.all(np.isfinite(DPPCAPublisher(2, 1e-100, random_state=0).fit(X).publish()))

@@ -463,3 +463,15 @@ def test_dppro_release_equals_one_call_of_draws():
 def test_dppro_validates_once_with_the_usual_messages(X):
     with pytest.raises(ValueError, match="NaN or infinite|outside the declared bounds"):
         DPPro(1, 1.0, 1e-5, random_state=0).fit(X)
+
+
+def test_subnormal_delta_and_extreme_widths():
+    """ln(c / delta) for a subnormal delta (OverflowError from int(inf) before); the record-sensitivity weights
+    for widths near float64's limits (LinAlgError or NaN weights before) bound the sensitivity as on the unit scale."""
+    assert lemma4_min_components(5, 5e-324) == int(np.floor(2 * (np.log(5) + np.log(2.0) - np.log(5e-324)))) + 1
+    R = gaussian_projection(4, 2, random_state=0)
+    unit = record_sensitivity(R, (0.0, 1.0))
+    for width in (1e-300, 7.9e-248, 1e-200, 1e200):
+        y = record_sensitivity_weights(R, (0.0, width))
+        assert np.all(np.isfinite(y)) and np.all(y > 0)
+        assert record_sensitivity(R, (0.0, width), y) / width == pytest.approx(unit, rel=1e-6)

@@ -275,3 +275,11 @@ def test_log_density_query_batched_equals_log_density(rule, d):
         np.testing.assert_allclose(stacked[j], expected, atol=1e-12)
     with pytest.raises(ValueError, match="shape"):
         query(np.ones((4, d + 1)))
+
+
+def test_bingham_parameter_beyond_1e300_is_refused_naming_epsilon():
+    """epsilon / (4 sensitivity) overflowing: 'A contains NaN or infinite values' from the sampler before."""
+    C = np.diag([1.0, 0.25])
+    with pytest.raises(ValueError, match="epsilon=.* is too large for sensitivity"):
+        bingham_mechanism(C, 1.7e308, sensitivity=5e-324, random_state=0)
+    assert np.all(np.isfinite(bingham_mechanism(C, 1e290, random_state=0)))

@@ -152,3 +152,18 @@ def test_size_stacks_the_draws_of_separate_calls():
     assert laplace_mechanism(0.0, 1.0, 1.0, random_state=0, size=4).shape == (4,)
     with pytest.raises(ValueError, match="size"):
         laplace_mechanism(0.0, 1.0, 1.0, size=0)
+
+
+def test_a_sigma_beyond_1e300_is_refused_naming_epsilon_and_delta():
+    for calibration in ("analytic", "classic"):
+        with pytest.raises(ValueError, match="epsilon=.* and delta=.* are too small"):
+            gaussian_mechanism(np.zeros(2), 1e300, 1e-10, 1e-5, calibration=calibration, random_state=0)
+
+
+@pytest.mark.parametrize("sensitivity", [5e-324, 1e-300])
+def test_a_tiny_sensitivity_gets_a_positive_valid_sigma(sensitivity):
+    """The bracket of the analytic calibration underflowed to sigma = 0 ('sigma must be finite and > 0')."""
+    for calibration in ("analytic", "classic"):
+        sigma = gaussian_sigma(sensitivity, 0.5, 1e-5, calibration)
+        assert sigma >= sensitivity and sigma > 0
+    assert gaussian_sigma(1e-300, 0.5, 1e-5) == pytest.approx(1e-300 * gaussian_sigma(1.0, 0.5, 1e-5), rel=1e-9)

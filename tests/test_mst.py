@@ -86,3 +86,15 @@ def test_sample_before_fit():
 
     with pytest.raises(NotFittedError):
         MST(domain_sizes=[2, 2]).sample(3)
+
+
+def test_bun_steinke_rho_at_the_edges_of_float64():
+    """A subnormal delta (1 / delta overflowed: rho was NaN) and a tiny epsilon (the difference of square roots
+    cancelled to 0) give the closed form's value; a sigma beyond 1e300 is refused naming epsilon and delta."""
+    log_term = -math.log(5e-324)
+    assert bun_steinke_rho(1.0, 5e-324) == pytest.approx((math.sqrt(log_term + 1) - math.sqrt(log_term)) ** 2)
+    assert bun_steinke_rho(1e-20, 1e-9) == pytest.approx(1e-40 / (4 * math.log(1e9)), rel=1e-12)
+    assert bun_steinke_rho(0.5, 1e-6) == (math.sqrt(math.log(1e6) + 0.5) - math.sqrt(math.log(1e6))) ** 2
+    X = np.zeros((4, 3), dtype=np.int64)
+    with pytest.raises(ValueError, match="epsilon"):
+        MST(1e-160, 1e-9, domain_sizes=[2, 2, 2]).fit(X)

@@ -449,3 +449,25 @@ def test_fitted_attributes_are_the_same_in_every_mode(data, noise_scale):
         assert (model.components_ is None) == (name == "same-data PCA")
         released, absent = (mixture, gaussian) if name == "gmm" else (gaussian, mixture)
         assert all(hasattr(model, a) for a in released) and not any(hasattr(model, a) for a in absent), name
+
+
+@pytest.mark.parametrize("radius", [5e-324, 1e-250, 1e250, 1.7e308])
+def test_analyze_gauss_pca_at_an_extreme_data_norm_is_the_unit_scale_release(radius):
+    """data_norm whose square under- or overflows: rows and radius scaled by a power of two first, so the basis is
+    the one of the unit scale (same seed); 'sensitivity must be finite and > 0' or OverflowError before."""
+    X = np.random.default_rng(0).uniform(-1, 1, (10, 4)) / 2
+    V = analyze_gauss_pca(X * radius, 2, 1.0, 1e-5, data_norm=radius, random_state=0)
+    assert np.all(np.isfinite(V))
+    if radius > 1e-300:
+        e = -np.frexp(radius)[1]
+        scaled = analyze_gauss_pca(np.ldexp(X * radius, e), 2, 1.0, 1e-5, data_norm=np.ldexp(radius, e), random_state=0)
+        np.testing.assert_array_equal(V, scaled)
+
+
+def test_a_budget_part_that_underflows_is_refused_naming_epsilon():
+    """count_fraction * epsilon underflows to 0: ZeroDivisionError before."""
+    rng = np.random.default_rng(0)
+    X, y = rng.uniform(-1, 1, (9, 5)), np.arange(9) % 2
+    model = PCAGauss(2, 1e-283, mode="gmm", basis=np.eye(5)[:, :2], n_classes=2, count_fraction=1e-40)
+    with pytest.raises(ValueError, match="epsilon"):
+        model.fit(X, y)

@@ -330,3 +330,42 @@ def test_second_moment_over_several_row_blocks(value, match):
     X[5500, 7] = value  # in the last block: every block is checked, not only the first
     with pytest.raises(ValueError, match=match):
         second_moment(X)
+
+
+# ------------------------------------------------------------------ the edges of float64 (issue 32)
+@pytest.mark.parametrize("radius", [5e-324, 1e-308, 1e-100, 1e100, 1e308, 1.7e308])
+def test_an_extreme_data_norm_gives_the_second_moment_of_the_unit_scale(radius):
+    """``data_norm`` whose square over- or underflows: the rows are scaled by a power of two first (exact), so the
+    second moment is that of the rows on the unit scale; both estimators release a finite basis."""
+    rng = np.random.default_rng(0)
+    X = rng.uniform(-1, 1, (8, 4)) / 2
+    X_big = X * radius
+    if radius > 1e-300:  # subnormal rows keep too few digits to compare
+        np.testing.assert_allclose(second_moment(X_big, radius), second_moment(X), rtol=1e-12, atol=1e-15)
+    for est in (ModSULQ(2, 1.0, 1e-5, random_state=0), PPCA(1, 1.0, sampler="exact", random_state=0)):
+        est.set_params(data_norm=radius).fit(X_big)
+        assert np.all(np.isfinite(est.components_)) and np.all(np.isfinite(est.transform(X_big)))
+
+
+def test_ppca_at_a_huge_epsilon_spends_the_capped_concentration():
+    """n epsilon / 2 above 2^31 is spent as 2^31 (bingham.MAX_CONCENTRATION / 2): a finite draw (the Gibbs sampler
+    raised RuntimeError from 1e16 on), as close to the top eigenvectors as that concentration puts it."""
+    from dpnb.numerics.bingham import MAX_CONCENTRATION
+
+    rng = np.random.default_rng(1)
+    X = rng.uniform(-1, 1, (20, 4)) / 2
+    top = np.linalg.eigh(second_moment(X))[1][:, ::-1][:, :2]
+    for epsilon in (1e16, 1e300, np.inf):
+        V = PPCA(2, epsilon, n_iter=3, random_state=0).fit(X).components_.T
+        assert np.linalg.norm(top.T @ V, 2) == pytest.approx(1.0, abs=1e-6)
+    capped = ppca(X, 1, 1e300, sampler="exact", random_state=2)
+    same = ppca(X, 1, MAX_CONCENTRATION / X.shape[0], sampler="exact", random_state=2)
+    np.testing.assert_array_equal(capped, same)
+
+
+def test_mod_sulq_refuses_a_sigma_that_overflows_naming_epsilon_and_delta():
+    X = np.eye(3) / 2
+    with pytest.raises(ValueError, match="epsilon=.* and delta=.* are too small"):
+        ModSULQ(1, 1e-320, 1e-10, noise_scale="paper").fit(X)  # beta = (d + 1) / (n epsilon) ... overflows
+    with pytest.raises(ValueError, match="data_norm"):
+        second_moment_l2_sensitivity(10, 1e200)

@@ -75,6 +75,30 @@ def test_unit_rows_keeps_zero_rows_and_rejects_nan():
         unit_rows([[np.nan, 1.0]])
 
 
+@pytest.mark.parametrize("scale", [1e200, 1.7e308, 1e-170, 1e-300])
+def test_unit_rows_of_rows_whose_squared_norm_over_or_underflows(scale):
+    np.testing.assert_allclose(unit_rows([[0.3 * scale, 0.4 * scale], [0.0, 0.0]]), [[0.6, 0.8], [0.0, 0.0]])
+
+
+@pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])
+@pytest.mark.parametrize("scale", [1e200, 1.7e308, 1e-170, 1e-300])
+def test_a_row_whose_squared_norm_over_or_underflows_counts_as_its_unit_row(mode, scale):
+    """Pre-normalisation sends every finite nonzero row to the sphere: a row scaled by 1e200 or 1e-300 gives the
+    same release (same seed) as the row itself, in fit and in transform (it was a zero row when its square
+    overflowed; refusing it instead would let neighbours fail differently)."""
+    rng = np.random.default_rng(3)
+    X = rng.uniform(-1, 1, (9, 4))
+    X_extreme = X.copy()
+    X_extreme[[0, 5]] *= scale
+    y = {"unsupervised": None, "supervised": rng.uniform(-1, 1, 9), "gmm": rng.integers(0, 2, 9)}[mode]
+    kwargs = {"mode": mode, "label_bound": 1.0} if mode == "supervised" else {"mode": mode}
+    a = RONGauss(2, 1.0, random_state=0, **kwargs).fit(X, y)
+    b = RONGauss(2, 1.0, random_state=0, **kwargs).fit(X_extreme, y)
+    for attr in ("mean_", "covariance_") if mode != "gmm" else ("class_means_", "class_covariances_"):
+        np.testing.assert_allclose(getattr(b, attr), getattr(a, attr), rtol=0, atol=1e-12)
+    np.testing.assert_allclose(b.transform(X_extreme), a.transform(X), rtol=0, atol=1e-12)
+
+
 # ------------------------------------------------------------------ sensitivities
 def test_mean_sensitivity_is_attained_and_never_exceeded():
     rng = np.random.default_rng(0)
@@ -489,13 +513,12 @@ def test_fit_equals_straightforward_computation(mode):
 
 def _numpy_passes(X, codes, n_classes, means, W, labels=None, label_bound=None):
     """Plain NumPy reference of the two compiled passes: the unit rows' class sums, then each class's Gram."""
-    from dpnb.papers.ron_gauss import _preprocess_project, _row_norms
+    from dpnb.papers.ron_gauss import _preprocess_project, _unit_rows_and_norms
 
-    sq, inv_norms = _row_norms(X)
+    X, sq, inv_norms = _unit_rows_and_norms(X)  # rows whose squared norm over- or underflows: their unit rows
     sums = np.array([inv_norms[codes == c] @ X[codes == c] for c in range(n_classes)])
     mu = means[codes]
-    with np.errstate(invalid="ignore"):  # the row whose squared norm overflows: z = 0
-        Z = _preprocess_project(X @ W.T, np.einsum("ij,ij->i", X, mu), sq, inv_norms, mu @ W.T, np.sum(mu * mu, axis=1))
+    Z = _preprocess_project(X @ W.T, np.einsum("ij,ij->i", X, mu), sq, inv_norms, mu @ W.T, np.sum(mu * mu, axis=1))
     if labels is not None:
         Z = np.column_stack([Z, np.clip(labels, -label_bound, label_bound)])
     return inv_norms, sums, np.array([Z[codes == c].T @ Z[codes == c] for c in range(n_classes)])
@@ -517,7 +540,8 @@ def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels, m):
     n, p = 1000, 5
     X = rng.standard_normal((n, m)) * rng.uniform(0.01, 100, (n, 1))
     X[[0, 17, 600]] = 0.0
-    X[300] = 1e200  # finite, squared norm overflows: counted as z = 0, as the NumPy path does
+    X[300] = 1e200  # finite, squared norm overflows: normalised after a rescaling
+    X[450] *= 1e-170  # finite, squared norm underflows: the same
     y = rng.uniform(-3, 3, n) if with_labels else None
     labels = rng.integers(10, 10 + n_classes, n)  # class c is label 10 + c
     index, lookup = (
@@ -526,14 +550,16 @@ def test_compiled_passes_match_numpy(monkeypatch, n_classes, with_labels, m):
     codes = labels - 10
     W = module.haar_stiefel(m, p, random_state=rng).T
     means = rng.standard_normal((n_classes, m)) / (2 * np.sqrt(m))
-    inv_norms, sums, block_counts, clipped, finite, labels_finite = module._class_sums(
+    inv_norms, sums, block_counts, clipped, finite, labels_finite, rescaled = module._class_sums(
         X, index, lookup, n_classes, y, 1.5
     )
-    grams = module._class_second_moments(X, index, lookup, block_counts, inv_norms, W, means, clipped)
+    assert finite and labels_finite and rescaled
+    rows = np.flatnonzero(inv_norms == module._RESCALED)
+    np.testing.assert_array_equal(rows, [300, 450])
+    grams = module._class_second_moments(X, index, lookup, block_counts, inv_norms, W, means, clipped, rows)
     ref_inv, ref_sums, ref_grams = _numpy_passes(X, codes, n_classes, means, W, y, 1.5)
-    assert not finite and labels_finite  # the overflowing row, flagged as not finite (X itself is finite)
-    assert inv_norms[300] == -1 and ref_inv[300] == 0
-    ref_inv[300] = -1
+    np.testing.assert_array_equal(ref_inv[rows], 1.0)  # the reference holds their unit rows
+    ref_inv[rows] = module._RESCALED
     np.testing.assert_allclose(inv_norms, ref_inv, rtol=1e-12, atol=0)
     np.testing.assert_allclose(sums, ref_sums, rtol=1e-12, atol=1e-12 * np.abs(ref_sums).max())
     expected_counts = [np.bincount(codes[s : s + 256], minlength=n_classes) for s in range(0, n, 256)]
@@ -546,9 +572,9 @@ def test_compiled_pass_flags_non_finite_labels():
 
     X, y = np.ones((600, 3)), np.zeros(600)
     y[599] = np.nan
-    flags = module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, y, 1.0)[4:]
+    flags = module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, y, 1.0)[4:6]
     assert flags == (True, False)
-    assert module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, np.zeros(600), 1.0)[4:] == (True, True)
+    assert module._class_sums(X, np.empty(0, int), np.zeros(1, int), 1, np.zeros(600), 1.0)[4:6] == (True, True)
 
 
 @pytest.mark.parametrize("mode", ["unsupervised", "supervised", "gmm"])

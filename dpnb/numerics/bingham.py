@@ -71,6 +71,8 @@ from dpnb.numerics.linalg import haar_stiefel, one_blas_thread
 
 _MAX_REJECTION_ROUNDS = 10_000
 COLUMN_UPDATES = ("scan", "exact")
+MAX_CONCENTRATION = 2.0**32  # the largest eigenvalue spread of B the Gibbs sampler takes (see bingham_gibbs)
+_MAX_SPREAD_EXACT = 1e300  # vector_bingham_exact: beyond, the envelope's 2 t / b overflows float64
 
 
 # --------------------------------------------------------------------------------------
@@ -352,11 +354,19 @@ def bingham_gibbs(
     -------
     V : ndarray, shape (n_chains, d, k)
     trace : ndarray, shape (n_iter, n_chains), only if ``return_trace``.
+
+    The spread ``lambda_max(B) - lambda_min(B)`` must be at most :data:`MAX_CONCENTRATION`
+    (``2^32``; a ValueError naming ``B`` otherwise): a column update evaluates ``c - y^T B y`` for unit
+    ``y``, whose rounding error, about ``d 2^-53`` times the spread, must stay far below the envelope's
+    ``b / 2 >= 1/2``, and beyond about ``2^52`` float64 no longer determines the density at all
+    (``B``'s eigenvalues themselves carry that rounding). Above ``2^32`` the draws lie within
+    ``2^-16`` of the top eigenvectors' span for an eigenvalue gap of 1.
     """
     B = check_square(B, name="B")
     if not np.allclose(B, B.T, rtol=1e-10, atol=1e-12 * max(1.0, np.abs(B).max())):
         raise ValueError("B must be symmetric; symmetrise the parameter, e.g. (B + B.T) / 2")
-    B = (B + B.T) / 2
+    with np.errstate(over="ignore"):
+        B = B / 2 + B.T / 2  # (B + B^T) / 2 overflows for entries near the float64 limit
     d = B.shape[0]
     if d < 2:
         raise ValueError("the Bingham distribution needs d >= 2 (on d = 1 the output is +-1)")
@@ -364,6 +374,13 @@ def bingham_gibbs(
     n_chains = check_integer(n_chains, "n_chains")
     n_iter = check_integer(n_iter, "n_iter", minimum=0)
     check_choice(column, "column", COLUMN_UPDATES)
+    with one_blas_thread():  # small batched BLAS calls: threads only contend
+        l_B, E_B = _eigh(B)
+    if not l_B[-1] - l_B[0] <= MAX_CONCENTRATION:  # a NaN fails this too
+        raise ValueError(
+            f"B's eigenvalues spread over {l_B[-1] - l_B[0]:.3g} > 2^32 (MAX_CONCENTRATION): float64 cannot sample "
+            "so concentrated a Bingham distribution exactly; scale B down (for PPCA: a smaller n epsilon)"
+        )
     rng = check_random_state(random_state)
     if initial is None:
         V = haar_stiefel(d, k, n_chains, random_state=rng)
@@ -376,7 +393,17 @@ def bingham_gibbs(
             raise ValueError("initial states must have orthonormal columns (V^T V = I)")
 
     with one_blas_thread():  # small batched BLAS calls: threads only contend
-        return _gibbs_scans(B, V, n_iter, return_trace, column, rng)
+        return _gibbs_scans(B, l_B, E_B, V, n_iter, return_trace, column, rng)
+
+
+def _eigh(B) -> tuple[np.ndarray, np.ndarray]:
+    """``numpy.linalg.eigh(B)``; eigenvalues NaN where LAPACK fails, for entries near the float64 limit (the
+    callers then refuse ``B``: a NaN spread fails their range checks)."""
+    with np.errstate(over="ignore", invalid="ignore"):
+        try:
+            return np.linalg.eigh(B)
+        except np.linalg.LinAlgError:  # pragma: no cover - depends on LAPACK's scaling
+            return np.full(B.shape[0], np.nan), np.full(B.shape, np.nan)
 
 
 def _canonical_signs(W) -> np.ndarray:
@@ -707,10 +734,9 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
     raise RuntimeError("angular central Gaussian rejection sampler did not terminate")  # pragma: no cover
 
 
-def _gibbs_scans(B, V, n_iter, return_trace, column, rng):
-    """The scans of :func:`bingham_gibbs` (inputs already validated)."""
+def _gibbs_scans(B, l_B, E_B, V, n_iter, return_trace, column, rng):
+    """The scans of :func:`bingham_gibbs` (inputs already validated; ``l_B, E_B`` the eigendecomposition of ``B``)."""
     n_chains, d, k = V.shape
-    l_B, E_B = np.linalg.eigh(B)
     if k == 1:
         l_fixed = np.broadcast_to(l_B, (n_chains, d))
         E_B = _canonical_signs(E_B)
@@ -749,20 +775,28 @@ def vector_bingham_exact(B, size: int = 1, *, random_state=None) -> np.ndarray:
     ``y ~ N(0, Omega^{-1})``, ``Omega = I + 2 T / b``, where ``b`` solves
     ``sum_i 1 / (b + 2 t_i) = 1``; accept with probability
     ``exp(-x^T T x) (x^T Omega x)^{q/2} / M``, ``M = e^{-(q-b)/2} (q/b)^{q/2}``.
-    Used as an independent check of the Gibbs sampler, and for exact PPCA with ``k = 1``.
+    Used as an independent check of the Gibbs sampler, and for exact PPCA with ``k = 1``. ``T``'s eigenvalues
+    are computed once, without cancellation, so the draws are exact for ``B``'s computed eigenvalues at any
+    concentration; an eigenvalue spread above ``1e300`` (``2 t / b`` would overflow) is refused with a
+    ValueError naming ``B``.
 
     Returns
     -------
     ndarray, shape (size, d)
     """
     B = check_square(B, name="B")
-    B = (B + B.T) / 2
+    with np.errstate(over="ignore"):
+        B = B / 2 + B.T / 2  # (B + B^T) / 2 overflows for entries near the float64 limit
     q = B.shape[0]
     if q < 2:
         raise ValueError("the Bingham distribution needs d >= 2")
     size = check_integer(size, "size")
     rng = check_random_state(random_state)
-    lam, E = np.linalg.eigh(B)
+    lam, E = _eigh(B)
+    if not lam[-1] - lam[0] <= _MAX_SPREAD_EXACT:  # a NaN fails this too
+        raise ValueError(
+            f"B's eigenvalues spread over {lam[-1] - lam[0]:.3g} > 1e300: the sampler would overflow; scale B down"
+        )
     t = lam.max() - lam  # eigenvalues of T, >= 0, one of them 0
     b, log_m = acg_shape(t)
     omega = 1.0 + 2.0 * t / b

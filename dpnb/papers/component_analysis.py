@@ -48,6 +48,7 @@ from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
 
 from dpnb.ground.validation import (
+    NOISE_MARGIN,
     check_array,
     check_bool,
     check_choice,
@@ -477,7 +478,9 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     n_components : int
         ``k``, number of principal components (1 <= k <= p).
     epsilon : float
-        Total privacy budget; ``inf`` releases the exact projections (no noise).
+        Total privacy budget; ``inf`` releases the exact projections (no noise). One so small that the
+        noisy covariance could overflow float64 (public worst case, below about ``1e-150``) is refused
+        with a ValueError naming it.
     group_sizes : sequence of int
         Sizes of the trailing one-hot groups (empty for purely numeric data).
     noise_scale : {"corrected", "paper"}
@@ -552,6 +555,8 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         }
         # One joint Laplace mechanism on (sum x, triu sum xx^T): every coordinate gets scale 2s/epsilon.
         eps_moments = self.budget_["moments"][0]
+        with np.errstate(over="ignore", divide="ignore"):  # epsilon / 2 may underflow to 0: an infinite scale
+            _check_covariance_range(np.float64(self.sensitivity_["moments"]) / eps_moments, n, epsilon)
         if noise == "exact":
             noisy = laplace_mechanism(
                 np.concatenate([sum_x, triangle(sum_xx)]),
@@ -636,6 +641,22 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         check_is_fitted(self, "scores_")
         out = self.inverse_transform(self.scores_)
         return decode_dummies(out, self.group_sizes) if decode else out
+
+
+def _check_covariance_range(scale, n: int, epsilon: float) -> None:
+    """Refuse (naming epsilon) moments noise of ``scale`` whose covariance ``second - mean mean^T`` could overflow.
+
+    Public worst case: every entry of ``mean`` and of ``second`` (sums of ``n`` values in ``[0, 1]``, over ``n``)
+    is at most ``w = 1 + NOISE_MARGIN scale / n`` in magnitude, so the covariance's are at most ``w + w^2``.
+    """
+    with np.errstate(over="ignore"):
+        worst = 1.0 + NOISE_MARGIN * scale / n
+        worst = worst + worst * worst
+    if not worst <= 1e300:
+        raise ValueError(
+            f"epsilon={epsilon!r} is too small for DP-PCA on {n} rows: the noisy covariance could overflow "
+            "float64; pass a larger epsilon"
+        )
 
 
 def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None, noise="float") -> np.ndarray:

@@ -166,7 +166,9 @@ def record_sensitivity(projection, bounds=(0.0, 1.0), weights=None) -> float:
     semidefinite relaxation of ``max_s ||(s w) R||^2`` over sign vectors ``s`` (with
     ``z_j = lambda_max y_j w_j^2``, a Schur complement turns it into that relaxation's dual,
     ``min sum_j z_j`` s.t. ``diag(z) - diag(w) R R^T diag(w)`` PSD). Any ``y`` gives a valid
-    bound, so the result is a certificate however well the weights were optimised.
+    bound, so the result is a certificate however well the weights were optimised. Widths beyond
+    ``[2^-200, 2^200]`` are scaled by a power of two first (exact), so squaring them neither over- nor
+    underflows; a bound beyond float64's range comes out as inf or 0.
 
     Parameters
     ----------
@@ -185,13 +187,16 @@ def record_sensitivity(projection, bounds=(0.0, 1.0), weights=None) -> float:
     """
     R = _check_projection(projection)
     w = _widths(bounds, R.shape[0])
+    e = 0 if 2.0**-200 <= w.max() <= 2.0**200 else -int(np.frexp(w.max())[1])  # squares of w stay in range
+    w = np.ldexp(w, e)  # exact; the bound scales with w, so it is scaled back by 2^-e below
     if weights is None:
-        spectral = float(np.linalg.norm(w) * np.linalg.norm(R, 2))
+        spectral = float(np.ldexp(np.linalg.norm(w) * np.linalg.norm(R, 2), -e))
         return min(spectral, record_sensitivity(R, bounds, record_sensitivity_weights(R, bounds)))
     y = check_per_feature(weights, R.shape[0], "weights")
     if np.any(y <= 0):
         raise ValueError("weights must be > 0 for every attribute")
-    return float(np.sqrt(np.sum(y * w**2) * np.linalg.eigvalsh((R.T / y) @ R)[-1]))
+    with np.errstate(over="ignore", under="ignore"):  # a bound beyond float64 is inf or 0: refused by the callers
+        return float(np.ldexp(np.sqrt(np.sum(y * w**2) * np.linalg.eigvalsh((R.T / y) @ R)[-1]), -e))
 
 
 def record_sensitivity_weights(projection, bounds=(0.0, 1.0), *, smoothing=(1e-2, 1e-3, 1e-4), max_iter=200):
@@ -201,7 +206,11 @@ def record_sensitivity_weights(projection, bounds=(0.0, 1.0), *, smoothing=(1e-2
     L-BFGS, replacing ``lambda_max`` by a log-sum-exp of the ``k`` eigenvalues whose temperature
     (relative to ``lambda_max``) decreases through ``smoothing``. Each evaluation costs one
     ``k x k`` eigendecomposition. The start ``y_j = ||R_j|| / w_j`` already gives a bound below
-    the triangle inequality ``sum_j w_j ||R_j||``.
+    the triangle inequality ``sum_j w_j ||R_j||``. Widths near float64's limits: the minimiser does not change
+    when ``w`` or ``y`` is scaled, so widths above ``2^200`` or below ``2^-200`` are first scaled by a power of two
+    to a largest width near 1, a start with some ``|ln y_j| > 300`` is scaled to a geometric mean of 1, and a
+    step to weights whose ``R^T diag(1/y) R`` leaves float64's range counts as an infinite objective (the
+    search backtracks).
 
     Parameters
     ----------
@@ -225,8 +234,12 @@ def record_sensitivity_weights(projection, bounds=(0.0, 1.0), *, smoothing=(1e-2
         raise ValueError("projection has an all-zero row; its attribute cannot move the release, drop it")
 
     def objective(u, temperature):
-        y = np.exp(u)
-        lam, V = np.linalg.eigh((R.T / y) @ R)
+        with np.errstate(over="ignore", under="ignore", divide="ignore", invalid="ignore"):
+            y = np.exp(u)
+            M = (R.T / y) @ R
+        if not (np.all(np.isfinite(M)) and np.all(np.isfinite(y))):  # a step past float64's range (extreme widths)
+            return np.inf, np.zeros_like(u)  # L-BFGS backtracks
+        lam, V = np.linalg.eigh(M)
         top = lam[-1]
         z = np.exp((lam - top) / (temperature * top))
         p = z / z.sum()
@@ -235,7 +248,11 @@ def record_sensitivity_weights(projection, bounds=(0.0, 1.0), *, smoothing=(1e-2
         grad = y * w**2 / total - ((R @ V) ** 2 @ p) / y / smooth_max
         return np.log(total) + np.log(smooth_max), grad
 
+    if not 2.0**-200 <= w.max() <= 2.0**200:  # the weights do not change when w is scaled: bring w near 1
+        w = np.ldexp(w, -np.frexp(w.max())[1])
     u = np.log(norms / w)
+    if np.abs(u).max() > 300:  # the objective is invariant to u + c: start from y near 1
+        u -= u.mean()
     for temperature in smoothing:
         temperature = check_positive(temperature, "smoothing")
         u = optimize.minimize(
@@ -310,7 +327,7 @@ def theorem2_sigma(sensitivity, epsilon, delta) -> float:
         raise ValueError(f"Theorem 2 needs delta < 1/2, got {delta}; pass a smaller delta")
     if np.isinf(epsilon):
         return 0.0
-    return sensitivity * np.sqrt(2 * (np.log(1 / (2 * delta)) + epsilon)) / epsilon
+    return sensitivity * np.sqrt(2 * (_log_ratio(0.5, delta) + epsilon)) / epsilon
 
 
 def lemma4_sigma(epsilon, delta, bounds=(0.0, 1.0)) -> float:
@@ -330,19 +347,19 @@ def lemma4_sigma(epsilon, delta, bounds=(0.0, 1.0)) -> float:
     width = float(widths[0])
     if np.isinf(epsilon):
         return 0.0
-    if epsilon >= np.log(1 / delta):
+    if epsilon >= _log_ratio(1.0, delta):
         raise ValueError(
-            f"Lemma 4 needs epsilon < ln(1/delta) = {np.log(1 / delta):.4g}, got {epsilon}; "
+            f"Lemma 4 needs epsilon < ln(1/delta) = {_log_ratio(1.0, delta):.4g}, got {epsilon}; "
             "use a smaller epsilon or delta, or another noise_scale"
         )
-    return 4 * width * np.sqrt(np.log(1 / delta)) / epsilon
+    return 4 * width * np.sqrt(_log_ratio(1.0, delta)) / epsilon
 
 
 def lemma4_min_components(n_features, delta) -> int:
     """Smallest integer ``k > 2 (ln d + ln(2 / delta))`` (Lemma 4's condition on the projected dimension)."""
     d = check_integer(n_features, "n_features")
     delta = check_delta(delta)
-    return int(np.floor(2 * (np.log(d) + np.log(2 / delta)))) + 1
+    return int(np.floor(2 * (np.log(d) + _log_ratio(2.0, delta)))) + 1
 
 
 def chi2_tail_bounds(n_components, distortion):
@@ -388,7 +405,7 @@ def theta2_tail_bound(n_features, n_components, delta) -> float:
     d = check_integer(n_features, "n_features")
     k = _check_components(n_components)
     delta = check_delta(delta)
-    out = 1 + np.sqrt(2 * (np.log(d) + np.log(2 / delta)) / k)
+    out = 1 + np.sqrt(2 * (np.log(d) + _log_ratio(2.0, delta)) / k)
     return float(out) if out.ndim == 0 else out
 
 
@@ -745,6 +762,13 @@ def _check_projection(projection) -> np.ndarray:
     if R.shape[1] < 1:
         raise ValueError("projection must have at least one column")
     return R
+
+
+def _log_ratio(c: float, delta: float) -> float:
+    """``ln(c / delta)``, also for a subnormal ``delta`` whose ``c / delta`` overflows (then ``ln c - ln delta``)."""
+    with np.errstate(over="ignore"):
+        ratio = c / np.float64(delta)
+    return np.log(ratio) if np.isfinite(ratio) else np.log(c) - np.log(delta)
 
 
 def _widths(bounds, d) -> np.ndarray:

@@ -91,11 +91,21 @@ def bingham_parameter(C, epsilon, sensitivity=1.0) -> np.ndarray:
         Finite privacy parameter, > 0.
     sensitivity : float
         ``Delta`` (1 for rows in the unit ball: one record moves ``u^T C u`` by at most 1).
+
+    An ``A`` with an entry above ``1e300`` (the samplers' envelopes would overflow float64) is refused with a
+    ValueError naming epsilon and sensitivity.
     """
     C = _check_symmetric(C, "C")
     epsilon = check_epsilon(epsilon, allow_infinite=False)
     sensitivity = check_positive(sensitivity, "sensitivity")
-    return epsilon / (4 * sensitivity) * (np.linalg.eigvalsh(C).max() * np.eye(C.shape[0]) - C)
+    with np.errstate(over="ignore", invalid="ignore"):
+        A = epsilon / (4 * sensitivity) * (np.linalg.eigvalsh(C).max() * np.eye(C.shape[0]) - C)
+    if not np.abs(A).max() <= 1e300:  # a NaN fails this too
+        raise ValueError(
+            f"epsilon={epsilon!r} is too large for sensitivity {sensitivity!r}: the Bingham parameter "
+            "epsilon / (4 sensitivity) (lambda_max I - C) overflows float64; pass a smaller epsilon"
+        )
+    return A
 
 
 def acg_envelope(A) -> tuple[float, np.ndarray, float]:

@@ -32,9 +32,11 @@ from sklearn.utils.validation import check_is_fitted
 from dpnb.ground.validation import MAX_SAMPLES, check_array, check_bounds, check_delta, check_epsilon, check_integer
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, integer_gaussian_noise
+from dpnb.privacy.mechanisms import check_gaussian_sigma
 
 HISTOGRAM_L2 = math.sqrt(2.0)  # replace one record: one count -1, another +1
 HISTOGRAM_L1 = 2.0
+_LOG_RECIPROCAL_MIN = 1.0 / np.finfo(np.float64).max  # below, 1 / delta overflows
 
 
 def bun_steinke_rho(epsilon: float, delta: float) -> float:
@@ -46,8 +48,12 @@ def bun_steinke_rho(epsilon: float, delta: float) -> float:
     epsilon, delta = check_epsilon(epsilon), check_delta(delta)
     if math.isinf(epsilon):
         return math.inf
-    log_term = math.log(1.0 / delta)
-    return (math.sqrt(log_term + epsilon) - math.sqrt(log_term)) ** 2
+    log_term = math.log(1.0 / delta) if delta >= _LOG_RECIPROCAL_MIN else -math.log(delta)  # 1 / delta overflows
+    root = math.sqrt(log_term)
+    gap = math.sqrt(log_term + epsilon) - root
+    if gap < 1e-4 * root:  # the difference has lost digits to cancellation: its equal, epsilon / (sum of the roots)
+        gap = epsilon / (math.sqrt(log_term + epsilon) + root)
+    return gap**2
 
 
 def discretize(X, bounds, n_bins: int = 8, *, categorical=()) -> np.ndarray:
@@ -158,6 +164,7 @@ class MST(PrivateEstimator):
                 f"epsilon={epsilon!r} is too small: the zCDP budget rho underflows to 0; pass a larger epsilon"
             )
         sigma1 = 0.0 if math.isinf(rho) else HISTOGRAM_L2 * math.sqrt(d / (2 * rho))
+        check_gaussian_sigma(sigma1, HISTOGRAM_L2, epsilon, delta)  # the larger sigma, as d > d - 1
         one_way = {j: np.bincount(X[:, j], minlength=sizes[j]) + draw(sigma1, (sizes[j],)) for j in range(d)}
         eps_select = math.inf if math.isinf(rho) else math.sqrt(8 * rho / (d - 1))
         edges = self._select(X, sizes, one_way, eps_select, rng)

@@ -51,6 +51,7 @@ from dpnb.ground.validation import (
     check_sensitivity,
 )
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
+from dpnb.papers.private_pca import unit_radius
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import (
@@ -84,9 +85,13 @@ def coordinate_bounds(bounds, n_features=None) -> np.ndarray:
 
 
 def _check_range(magnitude, sensitivity, epsilon) -> None:
-    """Refuse (naming ``bounds``) a Laplace release of values up to ``magnitude`` that could overflow float64."""
-    with np.errstate(over="ignore"):
-        scale = sensitivity / epsilon
+    """Refuse (naming ``bounds``) a Laplace release of values up to ``magnitude`` that could overflow float64.
+
+    ``epsilon`` may be a part of the budget that underflowed to 0 (a tiny fraction of a tiny epsilon): an
+    infinite scale, refused as well.
+    """
+    with np.errstate(over="ignore", divide="ignore"):
+        scale = np.float64(sensitivity) / epsilon
     check_release_range(magnitude, scale)
 
 
@@ -235,7 +240,9 @@ def analyze_gauss_pca(
 ) -> np.ndarray:
     """Analyze-Gauss PCA (Dwork, Talwar, Thakurta, Zhang 2014): symmetric Gaussian noise on ``X^T X``.
 
-    Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise). Under replace-one
+    Rows must have L2 norm ``<= data_norm`` (``r``; rejected otherwise; an ``r`` outside ``[2^-200, 2^200]`` is
+    first scaled with ``X`` by a power of two, :func:`dpnb.papers.private_pca.unit_radius`, which changes neither
+    the eigenvectors nor their distribution, as sigma scales with ``r^2``). Under replace-one
     neighbours the upper triangle of ``x x^T - x' x'^T`` has L2 norm at most ``sqrt(2) r^2``
     (attained by two orthogonal rows of norm ``r``): ``noise_scale="corrected"``. Dwork et al.'s
     ``r^2`` (their add/remove-one value) is ``noise_scale="paper"``. ``calibration`` selects the
@@ -250,8 +257,8 @@ def analyze_gauss_pca(
     -------
     ndarray of shape (M, K), orthonormal columns.
     """
-    r = check_positive(data_norm, "data_norm")
-    X = check_row_norms(check_array(X, name="X"), r)
+    X, r = unit_radius(check_array(X, name="X"), check_positive(data_norm, "data_norm"))  # extreme norms: rescaled
+    X = check_row_norms(X, r)
     k = check_n_components(n_components, X.shape[1])
     factor = np.sqrt(2.0) if _check_noise_scale(noise_scale) == "corrected" else 1.0
     noisy = symmetric_gaussian_mechanism(
@@ -501,7 +508,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         fractions = {"second_moment": 1.0 - mean_fraction, **({"mean": mean_fraction} if mean_fraction else {})}
         state["budget_"] = split_budget(epsilon, 0.0, fractions)
         if self.noise_scale == "paper" and self.mode == "supervised":
-            sens_cov = (k**2 + 4 * k + 1) * state["_bound"] ** 2 / n  # Theorem 5 (reconstructed), b = a
+            sens_cov = check_sensitivity((k**2 + 4 * k + 1) * state["_bound"] ** 2 / n)  # Theorem 5 (reconstructed)
         else:
             part = "upper" if self.noise_scale == "corrected" else "full"
             sens_cov = second_moment_l1_sensitivity((-c, c), n, part=part)
@@ -579,6 +586,8 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         )
         sizes = np.bincount(y, minlength=c).astype(float)
         state["sensitivity_"] = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
+        for values in state["sensitivity_"].values():
+            check_sensitivity(values.min())  # bounds so narrow that a sensitivity underflows: refused naming them
         means, covariances = [], []
         for j in range(c):
             Zj = Z[y == j]

@@ -43,13 +43,14 @@ from dpnb.ground.validation import (
     check_random_state,
     check_row_norms,
 )
-from dpnb.numerics.bingham import bingham_gibbs, vector_bingham_exact
+from dpnb.numerics.bingham import MAX_CONCENTRATION, bingham_gibbs, vector_bingham_exact
 from dpnb.numerics.linalg import PARTS, one_blas_thread, row_blocks, symmetrize_upper
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
-from dpnb.privacy.mechanisms import CALIBRATIONS, gaussian_sigma
+from dpnb.privacy.mechanisms import CALIBRATIONS, check_gaussian_sigma, gaussian_sigma
 
 NOISE_SCALES = ("corrected", "paper")  # MOD-SULQ's noise_scale values
+_TINY = float(np.finfo(np.float64).tiny)
 SAMPLERS = ("gibbs", "exact")
 
 
@@ -68,9 +69,13 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
     :class:`ModSULQ` at 0.9 / 1.0 / 1.1 / 1.2 times one read of ``X`` plus one ``X^T X`` at 20 / 77 /
     200 / 500 columns (at 500 the ``d x d`` eigendecomposition is most of the excess), against 1.2 /
     1.1 / 1.1 / 1.1 with the norms and the Gram matrix as two passes.
+
+    A ``data_norm`` outside ``[2^-200, 2^200]`` (whose square, or the Gram matrix of rows that long,
+    could leave float64's normal range) is first scaled with ``X`` by a power of two
+    (:func:`unit_radius`), which is exact, so every ``data_norm`` float64 holds works.
     """
     X = check_array(X, name="X", finite=False)
-    radius = check_positive(data_norm, "data_norm")
+    X, radius = unit_radius(X, check_positive(data_norm, "data_norm"))
     limit = (radius * (1 + 1e-9)) ** 2
     gram = np.zeros((X.shape[1], X.shape[1]))
     for rows in row_blocks(*X.shape):
@@ -81,6 +86,27 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
             check_row_norms(block[~(squared <= limit)], radius, name="X")  # raises with the usual message
         gram += block.T @ block
     return gram / (X.shape[0] * radius**2)
+
+
+def unit_radius(X, radius: float) -> tuple[np.ndarray, float]:
+    """``(X 2^e, radius 2^e)`` with ``radius 2^e`` in ``[1/2, 1)`` if ``radius`` lies outside ``[2^-200, 2^200]``,
+    else ``(X, radius)``.
+
+    For rows of norm at most ``radius``, squares and Gram matrices of the scaled rows stay in float64's
+    normal range. A power of two scales exactly (entries pushed below the normal range lose bits, at
+    most ``2^-1022`` against a radius near 1), so statistics divided by the matching power of
+    ``radius`` are unchanged; outside the extremes ``X`` is returned as is (no copy).
+
+    Examples
+    --------
+    >>> X, r = unit_radius(np.array([[3e300, 4e300]]), 5e300)
+    >>> round(float(r), 3), float(np.linalg.norm(X) / r)
+    (0.933, 1.0)
+    """
+    if 2.0**-200 <= radius <= 2.0**200:
+        return X, radius
+    e = -np.frexp(radius)[1]
+    return np.ldexp(X, e), float(np.ldexp(radius, e))
 
 
 def utility_qf(A, V) -> np.ndarray | float:
@@ -114,7 +140,8 @@ def mod_sulq_beta(n_features: int, n_samples: int, epsilon, delta) -> float:
     """The paper's noise level ``beta`` (Algorithm 1, step 2; Theorem 1), on the scale ``||x|| <= 1``.
 
     ``beta = (d+1)/(n eps) sqrt(2 log((d^2+d)/(2 sqrt(2 pi) delta))) + 1/(n sqrt(eps))`` with
-    ``d = n_features``, ``n = n_samples``; 0 for ``epsilon = inf``.
+    ``d = n_features``, ``n = n_samples``; 0 for ``epsilon = inf``. A ``beta`` above ``1e300`` (the noise
+    would overflow float64) is refused with a ValueError naming epsilon and delta.
     """
     d = check_integer(n_features, "n_features")
     n = check_integer(n_samples, "n_samples")
@@ -123,7 +150,9 @@ def mod_sulq_beta(n_features: int, n_samples: int, epsilon, delta) -> float:
     if np.isinf(epsilon):
         return 0.0
     t = np.sqrt(2 * np.log((d * d + d) / (2 * np.sqrt(2 * np.pi) * delta)))
-    return float((d + 1) / (n * epsilon) * t + 1 / (n * np.sqrt(epsilon)))
+    with np.errstate(over="ignore"):
+        beta = float((d + 1) / (n * epsilon) * t + 1 / (n * np.sqrt(epsilon)))
+    return check_gaussian_sigma(beta, second_moment_l2_sensitivity(n), epsilon, delta)
 
 
 def second_moment_l2_sensitivity(n_samples: int, data_norm: float = 1.0, *, part: str = "upper") -> float:
@@ -139,7 +168,15 @@ def second_moment_l2_sensitivity(n_samples: int, data_norm: float = 1.0, *, part
     """
     n = check_integer(n_samples, "n_samples")
     check_choice(part, "part", PARTS)
-    return float(np.sqrt(2.0) * check_positive(data_norm, "data_norm") ** 2 / n)
+    radius = check_positive(data_norm, "data_norm")
+    with np.errstate(over="ignore", under="ignore"):
+        value = float(np.sqrt(2.0) * np.float64(radius) ** 2 / n)
+    if not _TINY <= value < np.inf:
+        raise ValueError(
+            f"data_norm={radius!r} gives the sensitivity sqrt(2) data_norm^2 / n = {value!r}, outside float64's "
+            "normal range; rescale the data to a data_norm nearer 1"
+        )
+    return value
 
 
 def mod_sulq_sigma(
@@ -210,7 +247,8 @@ def mod_sulq_noise_sigma(
     ``noise_scale="corrected"`` :func:`dpnb.privacy.exact_noise.zcdp_sigma` of the sensitivity ``sqrt(2) / n``."""
     sigma = mod_sulq_sigma(n_features, n_samples, epsilon, delta, noise_scale, calibration)
     if check_noise(noise) == "exact" and noise_scale == "corrected" and sigma > 0:
-        return zcdp_sigma(second_moment_l2_sensitivity(n_samples), epsilon, delta)
+        sensitivity = second_moment_l2_sensitivity(n_samples)
+        return check_gaussian_sigma(zcdp_sigma(sensitivity, epsilon, delta), sensitivity, epsilon, delta)
     return sigma
 
 
@@ -243,6 +281,12 @@ def ppca(
     (:func:`dpnb.numerics.bingham.bingham_gibbs`). Needs ``n_components < d``. ``epsilon = inf`` returns the
     top eigenvectors of ``A``.
 
+    The concentration ``n epsilon / 2`` is capped at ``2^31`` (:data:`MAX_CONCENTRATION` / 2, so that the
+    spread of ``(n epsilon / 2) A``, whose eigenvalues lie in ``[0, 1]``, stays within what the Gibbs sampler
+    takes): a larger ``epsilon`` is spent as ``2^32 / n``. The release is then ``2^32 / n``-DP, more private than
+    asked, and within about ``2^-16 / sqrt(gap)`` of the top eigenvectors for an eigenvalue gap of ``A``,
+    where float64 would anyway not resolve the exact density (see :func:`dpnb.numerics.bingham.bingham_gibbs`).
+
     Returns
     -------
     V : ndarray, shape (n_draws, d, n_components)
@@ -259,7 +303,7 @@ def ppca(
     if np.isinf(epsilon):
         V = np.broadcast_to(_top_k(A, k), (n_draws, d, k)).copy()
         return (V, np.broadcast_to(utility_qf(A, V), (n_iter, n_draws)).copy()) if return_trace else V
-    scale = n * epsilon / 2
+    scale = min(n * epsilon / 2, MAX_CONCENTRATION / 2)
     if sampler == "exact":
         return vector_bingham_exact(scale * A, n_draws, random_state=random_state)[:, :, None]
     out = bingham_gibbs(
@@ -469,7 +513,8 @@ class PPCA(_PrivateSubspace):
     n_components : int
         ``k < d``.
     epsilon : float
-        ``inf`` releases the exact top eigenvectors.
+        ``inf`` releases the exact top eigenvectors; an ``epsilon`` above ``2^32 / n`` is spent as
+        ``2^32 / n`` (see :func:`ppca`).
     n_iter : int
         Gibbs scans (see :func:`ppca` for what a finite chain guarantees).
     sampler : {"gibbs", "exact"}

@@ -35,6 +35,8 @@ Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
 
 from __future__ import annotations
 
+import contextlib
+
 import numba
 import numpy as np
 import scipy.linalg
@@ -73,6 +75,8 @@ PROJECTIONS = ("haar", "paper")
 NOISE_SCALES = ("corrected", "paper")  # RON-Gauss's noise_scale values
 _LANES = 4  # interleaved counters of _label_counts
 _PIPELINE_FEATURES = 128  # from this many columns on, pass 1 forms the next row's norm with the current row's sum
+_TINY = float(np.finfo(np.float64).tiny)  # squared norms in [_TINY, inf) are formed without under- or overflow
+_RESCALED = -2.0  # pass 1's 1 / ||x_i|| for a row normalised with a rescaling (squared norm outside that range)
 
 
 def algorithm2_projection(n_features, n_components, *, take="columns", random_state=None) -> np.ndarray:
@@ -105,9 +109,13 @@ def algorithm2_projection(n_features, n_components, *, take="columns", random_st
 
 
 def unit_rows(X) -> np.ndarray:
-    """Scale every row to unit L2 norm (Algorithm 1, steps 1 and 4); all-zero rows stay zero."""
-    X = check_array(X, ndim=2)
-    return X * _row_norms(X)[1][:, None]
+    """Scale every row to unit L2 norm (Algorithm 1, steps 1 and 4); all-zero rows stay zero.
+
+    Every finite nonzero row gets norm 1, also one whose squared norm over- or underflows float64
+    (it is scaled by its largest entry first, :func:`_unit_rows_and_norms`).
+    """
+    X, _, inv_norms = _unit_rows_and_norms(check_array(X, ndim=2))
+    return X * inv_norms[:, None]
 
 
 def mean_sensitivity(n_features, n_samples) -> float:
@@ -146,11 +154,19 @@ def covariance_sensitivity(
     n = check_positive(n_samples, "n_samples")
     a = 0.0 if label_bound is None else check_positive(label_bound, "label_bound")
     check_choice(part, "part", PARTS)
-    if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
-        return (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
-    if part == "upper":
-        return (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
-    return (np.sqrt(2) * p + 4 * a * np.sqrt(p) + a * a) / n
+    with np.errstate(over="ignore"):
+        if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
+            value = (2 * np.sqrt(p) + 4 * a * np.sqrt(p) + a * a) / n
+        elif part == "upper":
+            value = (np.sqrt(p * (p + 3) / 2) + 2 * a * np.sqrt(p) + a * a) / n
+        else:
+            value = (np.sqrt(2) * p + 4 * a * np.sqrt(p) + a * a) / n
+    if not np.isfinite(value):
+        raise ValueError(
+            f"n_components={p!r} and label_bound={label_bound!r} give a sensitivity that overflows float64; "
+            "rescale the labels to a smaller public bound"
+        )
+    return float(value)
 
 
 def covariance_extremal_pair(n_components) -> tuple[np.ndarray, np.ndarray]:
@@ -375,6 +391,49 @@ def _row_norms(X) -> tuple[np.ndarray, np.ndarray]:
     return sq, np.divide(1.0, norms, out=np.zeros_like(norms), where=norms > 0)
 
 
+def _unit_rows_and_norms(X) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """``(X', ||x'_i||^2, 1 / ||x'_i||)`` with ``X' = X`` except that a finite nonzero row whose squared norm is
+    outside ``[tiny, inf)`` (it over- or underflows) is replaced by its unit row (:func:`_add_rescaled_unit_row`),
+    in a copy; ``X`` must be finite. ``X' * (1 / ||x'_i||)`` are then the unit rows of ``X`` (zero rows stay zero).
+    """
+    sq, inv_norms = _row_norms(X)
+    unusual = np.flatnonzero(~((sq >= _TINY) & (sq < np.inf)))
+    if unusual.size:
+        units = np.zeros((unusual.size, X.shape[1]))
+        rescaled = [_add_rescaled_unit_row(X[i], unit) == _RESCALED for i, unit in zip(unusual, units, strict=True)]
+        if any(rescaled):
+            X, rows = X.copy(), unusual[rescaled]
+            X[rows], sq[rows], inv_norms[rows] = units[rescaled], 1.0, 1.0
+    return X, sq, inv_norms
+
+
+@numba.njit(cache=True, nogil=True)
+def _add_rescaled_unit_row(x, acc):  # pragma: no cover - compiled
+    """Add the unit row ``x / ||x||`` to ``acc`` for a row whose squared norm is not in ``[tiny, inf)``; returns its
+    status as pass 1 stores it: 0 (all-zero row, nothing added), -1 (a NaN or an infinity, nothing added) or
+    ``_RESCALED`` (added).
+
+    ``x`` is first divided by its largest magnitude ``a``, so that ``y = x / a`` has entries in ``[-1, 1]``, one of
+    them ``+-1``, and ``1 <= ||y||^2 <= m`` neither over- nor underflows; ``x / ||x|| = y / ||y||``.
+    """
+    a = 0.0
+    for j in range(x.shape[0]):
+        v = abs(x[j])
+        if not v < np.inf:  # NaN or infinity
+            return -1.0
+        a = max(a, v)
+    if a == 0.0:
+        return 0.0
+    t = 0.0
+    for j in range(x.shape[0]):
+        y = x[j] / a
+        t += y * y
+    inv = 1.0 / np.sqrt(t)
+    for j in range(x.shape[0]):
+        acc[j] += x[j] / a * inv
+    return _RESCALED
+
+
 def _preprocess_project(XW, x_mu, sq, inv_norms, mu_projected, mu_sq) -> np.ndarray:
     """``W^T unit(unit(x_i) - mu)`` per row (Algorithm 1 steps 1-4, then Algorithm 2) from row statistics.
 
@@ -432,12 +491,15 @@ def _chunks(n, chunk):
 
 def _class_sums(X, index, lookup, n_classes, labels=None, label_bound=None):
     """Pass 1 over ``X``: ``(1 / ||x_i||, per-class sums of the unit rows, per-block class counts, the labels
-    clipped to [-label_bound, label_bound] (None without labels), all squared norms finite, all labels finite)``.
+    clipped to [-label_bound, label_bound] (None without labels), all rows finite, all labels finite, some row
+    rescaled)``.
 
     The sums are the numerators of the class means of Algorithm 1 (Algorithm 5: one per class); row ``i`` is
     in class ``lookup[index[i]]`` (``index`` empty: one class). Every value of ``X`` is read once
-    (:func:`_unit_row_sums`); ``1 / ||x_i||`` is 0 for an all-zero row and -1 for a row whose squared norm is
-    not finite. ``labels`` (supervised mode) are checked and clipped in the same pass: when ``y`` is a column of
+    (:func:`_unit_row_sums`); ``1 / ||x_i||`` is 0 for an all-zero row, -1 for a row with a NaN or an infinity
+    and ``_RESCALED`` for a finite row whose squared norm over- or underflows, normalised after a rescaling
+    (:func:`_add_rescaled_unit_row`; pass 2 takes its unit row). ``labels`` (supervised mode) are checked and
+    clipped in the same pass: when ``y`` is a column of
     ``X``, its values are then read with their rows, not one cache line per row in a pass of their own. The
     block counts (blocks of :func:`dpnb.numerics.linalg.block_rows` rows) let pass 2 group a block's rows by
     class without counting them again.
@@ -467,11 +529,12 @@ def _class_sums(X, index, lookup, n_classes, labels=None, label_bound=None):
 def _unit_row_sums(
     x, index, lookup, labels, label_bound, block, inv_norms, sums, block_counts, clipped
 ):  # pragma: no cover
-    """Fill ``inv_norms[i] = 1 / ||x_i||`` (0 for a zero row, -1 if ``||x_i||^2`` is NaN or infinite), add the
-    unit row ``x_i / ||x_i||`` (0 for those rows) to ``sums[c]`` and count it in ``block_counts[b, c]`` (``c =
-    lookup[index[i]]``, 0 if ``index`` is empty; ``b`` its block of ``block`` rows); return whether every
-    squared norm is finite and whether every value of ``labels`` (empty or one per row) is; ``clipped`` gets
-    the labels clipped to ``[-label_bound, label_bound]``.
+    """Fill ``inv_norms[i] = 1 / ||x_i||`` (0 for a zero row, -1 for a row with a NaN or an infinity,
+    ``_RESCALED`` for a finite row whose squared norm over- or underflows), add the unit row ``x_i / ||x_i||``
+    (0 for the first two) to ``sums[c]`` and count it in ``block_counts[b, c]`` (``c = lookup[index[i]]``, 0 if
+    ``index`` is empty; ``b`` its block of ``block`` rows); return whether every row is finite, whether every
+    value of ``labels`` (empty or one per row) is and whether some row was rescaled; ``clipped`` gets the labels
+    clipped to ``[-label_bound, label_bound]``.
 
     Each row is read from memory once (:func:`_block_unit_sums` or :func:`_block_unit_sums_pipelined`). The
     partial sums cover a block and are then added to ``sums``, so the rounding error grows with the block size,
@@ -480,6 +543,7 @@ def _unit_row_sums(
     n, m = x.shape
     part = np.empty_like(sums)
     finite = labels_finite = True
+    rescaled = False
     for start in range(0, n, block):
         stop = min(start + block, n)
         part[:] = 0.0
@@ -488,29 +552,31 @@ def _unit_row_sums(
         else:
             _block_unit_sums(x, index, lookup, start, stop, inv_norms, part, block_counts[start // block])
         for i in range(start, stop):
-            finite &= inv_norms[i] >= 0.0
+            finite &= inv_norms[i] != -1.0
+            rescaled |= inv_norms[i] == _RESCALED
         for i in range(start, min(stop, labels.shape[0])):
             v = labels[i]
             labels_finite &= np.abs(v) < np.inf
             clipped[i] = min(max(v, -label_bound), label_bound)
         sums += part
-    return finite, labels_finite
+    return finite, labels_finite, rescaled
 
 
 @numba.njit(cache=True, nogil=True, fastmath={"reassoc", "contract"})
 def _block_unit_sums(x, index, lookup, start, stop, inv_norms, part, counts):  # pragma: no cover - compiled
     """Rows ``start:stop`` of :func:`_unit_row_sums`: each row's squared norm (a reduction the compiler
-    vectorises, ``reassoc``), then the scaled row (from the L1 cache) into its class's partial sum."""
+    vectorises, ``reassoc``), then the scaled row (from the L1 cache) into its class's partial sum; a row whose
+    squared norm is outside ``[tiny, inf)`` goes through :func:`_add_rescaled_unit_row` instead."""
     m = x.shape[1]
     for i in range(start, stop):
         s = 0.0
         for j in range(m):
             s += x[i, j] * x[i, j]
-        v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
-        inv_norms[i] = v if s < np.inf else -1.0
         c = lookup[index[i]] if index.shape[0] else 0
         counts[c] += 1
         acc = part[c]
+        v = 1.0 / np.sqrt(s) if s >= _TINY and s < np.inf else 0.0  # 0: the row is added below, or not at all
+        inv_norms[i] = v if v > 0.0 else _add_rescaled_unit_row(x[i], acc)
         for j in range(m):
             acc[j] += v * x[i, j]
 
@@ -527,11 +593,11 @@ def _block_unit_sums_pipelined(x, index, lookup, start, stop, inv_norms, part, c
     for j in range(m):
         s += x[start, j] * x[start, j]
     for i in range(start, stop):
-        v = 1.0 / np.sqrt(s) if s > 0.0 else 0.0  # 0 for s = inf (or NaN)
-        inv_norms[i] = v if s < np.inf else -1.0
         c = lookup[index[i]] if index.shape[0] else 0
         counts[c] += 1
         acc = part[c]
+        v = 1.0 / np.sqrt(s) if s >= _TINY and s < np.inf else 0.0  # 0: the row is added below, or not at all
+        inv_norms[i] = v if v > 0.0 else _add_rescaled_unit_row(x[i], acc)
         if i + 1 < stop:
             s = 0.0
             for j in range(m):
@@ -547,15 +613,13 @@ def _row_factors(inv_norm, x_mu, mu_sq):  # pragma: no cover - compiled
     """``(1 / (||x|| r), 1 / r)`` with ``r = ||unit(x) - mu||`` from ``1 / ||x||``, ``<x, mu>`` and ``||mu||^2``.
 
     The arithmetic of :func:`_preprocess_project` with ``||x||^2 / ||x||^2 = 1``: 0 for a zero row
-    (``inv_norm = 0``), NaN for a row whose squared norm overflows (``inv_norm = -1``), which gives
-    ``z = 0`` as there.
+    (``inv_norm = 0``). A rescaled row comes as its unit row with ``inv_norm = 1`` (:func:`_class_second_moments`).
     """
-    unit_sq = 1.0 if inv_norm > 0.0 else (0.0 if inv_norm == 0.0 else np.nan)
-    inv = max(inv_norm, 0.0)
-    r2 = unit_sq - 2.0 * inv * x_mu + mu_sq
-    r = np.sqrt(r2 if not r2 < 0.0 else 0.0)  # np.maximum(r2, 0.0): NaN stays NaN
+    unit_sq = 1.0 if inv_norm > 0.0 else 0.0
+    r2 = unit_sq - 2.0 * inv_norm * x_mu + mu_sq
+    r = np.sqrt(r2 if not r2 < 0.0 else 0.0)
     inv_r = 1.0 / r if r > 0.0 else 0.0
-    return inv * inv_r, inv_r
+    return inv_norm * inv_r, inv_r
 
 
 @numba.njit(cache=True, nogil=True)
@@ -611,7 +675,9 @@ def _project_rows(xa, index, lookup, inv_norms, mu_projected, mu_sq, z, starts):
             z[k, j] = xa[j, i] * scale - mu_projected[c, j] * inv_r
 
 
-def _class_second_moments(X, index, lookup, block_counts, inv_norms, components, means, labels=None) -> np.ndarray:
+def _class_second_moments(
+    X, index, lookup, block_counts, inv_norms, components, means, labels=None, rescaled=None
+) -> np.ndarray:
     """Pass 2 over ``X``, per class ``c``: ``sum_i z_i z_i^T`` over its rows (Eq. 2, or Eq. 3 with ``labels``).
 
     ``z_i = W^T unit(unit(x_i) - mu_c)`` with ``mu_c = means[c]`` (:func:`_preprocess_project`), then the
@@ -620,11 +686,21 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
     class) or ``W^T X_block^T`` and each row's ``<x_i, mu_c>`` (several classes, :func:`_own_class_products`)
     (BLAS; OpenBLAS runs this orientation 10-20 % faster than ``X_block [W, mu]`` for ``p + 1 = 9``), the rows
     ``z_i`` from it (:func:`_project_rows`), then per class ``Z_c^T Z_c`` and, with labels, ``Z^T y`` and
-    ``y^T y`` (BLAS; one ``p + 1``-column product costs 60 % more than these).
+    ``y^T y`` (BLAS; one ``p + 1``-column product costs 60 % more than these). ``rescaled``: the rows pass 1
+    marked ``_RESCALED``, in order; their columns of the product are replaced by those of their unit rows
+    (:func:`_add_rescaled_unit_row`), with ``1 / ||x_i|| = 1`` (only blocks that hold one pay for it).
     """
     n, m = X.shape
     n_classes, p = means.shape[0], components.shape[0]
     A = np.vstack([components, means]) if n_classes == 1 else components
+    if rescaled is not None and rescaled.size:
+        units = np.zeros((rescaled.size, m))
+        for i, unit in zip(rescaled, units, strict=True):
+            _add_rescaled_unit_row(X[i], unit)
+        inv_norms = inv_norms.copy()
+        inv_norms[rescaled] = 1.0
+        own = means[lookup[index[rescaled]]] if n_classes > 1 else None
+        bounds = np.searchsorted(rescaled, [r.start for r in row_blocks(n, m)] + [n])
     mu_projected, mu_sq = means @ components.T, np.einsum("ij,ij->i", means, means)
     with_labels = labels is not None
     block = block_rows(m)
@@ -636,7 +712,16 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
     grams = np.zeros((n_classes, p + with_labels, p + with_labels))
     for b, rows in enumerate(row_blocks(n, m)):
         rows_xa = xa[:, : rows.stop - rows.start]
-        np.matmul(A, X[rows].T, out=rows_xa[: A.shape[0]])
+        with np.errstate(over="ignore", invalid="ignore") if rescaled is not None else contextlib.nullcontext():
+            np.matmul(A, X[rows].T, out=rows_xa[: A.shape[0]])  # a rescaled row's columns may overflow: replaced
+        if n_classes > 1:
+            _own_class_products(X[rows], index[rows], lookup, means, rows_xa[p])
+        if rescaled is not None and rescaled.size and bounds[b] < bounds[b + 1]:
+            these = slice(bounds[b], bounds[b + 1])
+            columns = rescaled[these] - rows.start
+            rows_xa[: A.shape[0], columns] = A @ units[these].T
+            if n_classes > 1:
+                rows_xa[p, columns] = np.einsum("ij,ij->i", units[these], own[these])
         if n_classes == 1:
             Zt = zt[:, : rows.stop - rows.start]
             _project_rows_one_class(rows_xa, inv_norms[rows], mu_projected, mu_sq, Zt, scale, inv_r)
@@ -646,7 +731,6 @@ def _class_second_moments(X, index, lookup, block_counts, inv_norms, components,
                 grams[0, :p, p] += Zt @ y
                 grams[0, p, p] += y @ y
             continue
-        _own_class_products(X[rows], index[rows], lookup, means, rows_xa[p])
         _project_rows(rows_xa, index[rows], lookup, inv_norms[rows], mu_projected, mu_sq, z, starts[b])
         for j in range(n_classes):
             Zj = z[starts[b, j] : starts[b, j + 1]]
@@ -685,7 +769,8 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     mean_fraction : float in (0, 1)
         ``epsilon_mu / epsilon``; the paper uses 0.3 (Section 5.2).
     label_bound : float
-        Public label bound ``a`` (supervised mode only); labels are clipped to ``[-a, a]``.
+        Public label bound ``a`` (supervised mode only); labels are clipped to ``[-a, a]``. One with
+        ``n a^2 > 1e300`` (the labels' second moment could overflow float64) is refused, naming it.
     reconstruct : bool
         Return samples in R^m as ``W x_tilde`` instead of R^p.
     add_mean : bool
@@ -801,6 +886,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     def fit(self, X, y=None):
         """Fit the DP model to ``X`` (n x m; any finite values, rows are normalised inside).
 
+        Every finite nonzero row reaches the unit sphere, also one whose squared norm over- or underflows
+        float64 (normalised after dividing it by its largest entry, in the same pass; a refusal would let
+        neighbouring inputs fail differently, and a zero row would move the mean).
+
         ``y``: required for ``"supervised"`` (real labels, clipped to ``[-label_bound,
         label_bound]``) and ``"gmm"`` (class labels; each class needs >= 1 row); ignored for
         ``"unsupervised"``.
@@ -816,13 +905,18 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         else:
             index, lookup, counts = np.empty(0, dtype=np.intp), np.zeros(1, dtype=np.intp), np.array([n])
         a = None if self.mode != "supervised" else float(self.label_bound)
-        inv_norms, sums, block_counts, labels, finite, labels_finite = _class_sums(
+        if a is not None and not n * a * a <= 1e300:  # the sum of the clipped labels' squares, public worst case
+            raise ValueError(
+                f"label_bound={a!r} is too large for {n} rows: the labels' second moment could overflow float64; "
+                "rescale the labels to a smaller public bound"
+            )
+        inv_norms, sums, block_counts, labels, finite, labels_finite, rescaled = _class_sums(
             X, index, lookup, len(counts), None if a is None else y, a
         )
         if not labels_finite:
             check_array(y, ndim=1, name="y")  # raises the usual message
-        if not finite:  # a NaN or an infinity in a row makes its squared norm NaN or inf
-            check_array(X, ndim=2)  # raises the usual message (finite rows whose square overflows pass)
+        if not finite:  # a row with a NaN or an infinity
+            check_array(X, ndim=2)  # raises the usual message
         components = self._draw_projection(m, p, rng)  # the first draw; none is made for rejected input
         self.n_features_in_ = m
         self._rng = rng  # sample() continues this stream
@@ -831,7 +925,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             self.classes_, self.class_counts_ = classes, counts
         mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
         means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
-        grams = _class_second_moments(X, index, lookup, block_counts, inv_norms, self.components_, means, labels)
+        rescaled = np.flatnonzero(inv_norms == _RESCALED) if rescaled else None  # rows with extreme norms (rare)
+        grams = _class_second_moments(
+            X, index, lookup, block_counts, inv_norms, self.components_, means, labels, rescaled
+        )
         covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
         if self.mode == "gmm":
             self.class_means_, self.class_covariances_ = means, np.array(covs)
@@ -891,7 +988,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         X = check_array(X, ndim=2)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but the model was fitted on {self.n_features_in_}")
-        sq, inv_norms = _row_norms(X)
+        X, sq, inv_norms = _unit_rows_and_norms(X)
         if self.mode == "gmm":
             Z = (X @ self.components_.T) * inv_norms[:, None]
             return Z @ self.components_ if self.reconstruct else Z

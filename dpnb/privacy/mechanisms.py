@@ -43,12 +43,16 @@ def _noise_shape(value: np.ndarray, size) -> tuple:
     return value.shape if size is None else (check_integer(size, "size"), *value.shape)
 
 
+_MAX_SCALE = 1e300  # the largest noise scale (Laplace) or sigma (Gaussian) a mechanism uses: releases stay finite
+_TINY = float(np.finfo(np.float64).tiny)
+
+
 def _laplace_scale(sensitivity, epsilon) -> float:
     """``sensitivity / epsilon``, refused when it overflows (an epsilon so small the noise is infinite)."""
     sensitivity, epsilon = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon)
     with np.errstate(over="ignore"):
         scale = sensitivity / epsilon
-    if not np.isfinite(scale) or scale > 1e300:
+    if not np.isfinite(scale) or scale > _MAX_SCALE:
         raise ValueError(
             f"epsilon={epsilon!r} is too small for sensitivity {sensitivity!r}: the noise scale "
             "overflows; pass a larger epsilon"
@@ -124,6 +128,24 @@ def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=No
     return symmetrize_upper(matrix + rng.laplace(0.0, scale, size=matrix.shape))
 
 
+def check_gaussian_sigma(sigma, sensitivity, epsilon, delta) -> float:
+    """Return ``sigma`` after checking it is at most ``1e300``, the largest noise scale a mechanism here uses.
+
+    A larger (or NaN) sigma comes from an epsilon and delta so small for ``sensitivity`` that the noise
+    would overflow float64: ValueError naming epsilon and delta. Calibrations that compute sigma by
+    their own formula (e.g. MOD-SULQ's ``beta``) check it here too.
+
+    >>> check_gaussian_sigma(2.0, 1.0, 1.0, 1e-5)
+    2.0
+    """
+    if not sigma <= _MAX_SCALE:
+        raise ValueError(
+            f"epsilon={epsilon!r} and delta={delta!r} are too small for sensitivity {sensitivity!r}: the Gaussian "
+            "noise's sigma overflows; pass a larger epsilon or delta"
+        )
+    return sigma
+
+
 def gaussian_delta(epsilon, sigma, sensitivity=1.0) -> float:
     """Exact privacy curve of the Gaussian mechanism (Balle & Wang 2018, Thm 8).
 
@@ -159,7 +181,8 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta) -> float:
     """Classic calibration ``sigma = Delta sqrt(2 ln(1.25/delta)) / epsilon`` (Dwork & Roth Thm A.1).
 
     Raises ValueError for ``epsilon >= 1``, where the theorem does not apply (for example at
-    epsilon = 10, delta = 1e-5 this sigma only achieves delta = 2.3e-5).
+    epsilon = 10, delta = 1e-5 this sigma only achieves delta = 2.3e-5), and, naming epsilon and
+    delta, when sigma exceeds 1e300 (the noise would overflow float64).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
@@ -171,7 +194,10 @@ def gaussian_sigma_classic(sensitivity, epsilon, delta) -> float:
             f"the classic Gaussian calibration is only valid for epsilon < 1, got {epsilon}; "
             "use calibration='analytic' (Balle & Wang 2018)"
         )
-    return sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    with np.errstate(over="ignore"):
+        sigma = sensitivity * np.sqrt(2 * np.log(1.25 / delta)) / epsilon
+    # a subnormal sensitivity: the smallest normal sigma instead, larger (more private) than needed
+    return max(check_gaussian_sigma(sigma, sensitivity, epsilon, delta), _TINY)
 
 
 def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
@@ -179,19 +205,29 @@ def gaussian_sigma_analytic(sensitivity, epsilon, delta) -> float:
 
     Solves ``gaussian_delta(epsilon, sigma, Delta) = delta`` for sigma by bracketing root
     finding; the curve is decreasing in sigma, so the root is unique. Valid for every epsilon > 0.
+    A sigma above 1e300 (the noise would overflow float64) is refused with a ValueError naming epsilon
+    and delta; one below float64's normal range is returned as a normal number above it (valid: more
+    noise than needed).
     """
     epsilon = check_epsilon(epsilon)
     delta = check_delta(delta)
     sensitivity = check_positive(sensitivity, "sensitivity")
     if np.isinf(epsilon):
         return 0.0
+    if sensitivity < 2.0**-900:  # the bracket below would underflow: solve for sigma / sensitivity instead
+        return max(gaussian_sigma_analytic(1.0, epsilon, delta) * sensitivity, _TINY)
     lo, hi = 1e-3, 1.0
     while gaussian_delta(epsilon, hi * sensitivity, sensitivity) > delta:
         hi *= 2.0
+        check_gaussian_sigma(hi * sensitivity, sensitivity, epsilon, delta)
     while gaussian_delta(epsilon, lo * sensitivity, sensitivity) < delta:
+        if lo * sensitivity / 2.0 < _TINY:  # sigma lies below float64's normal range: lo * sensitivity is valid
+            return lo * sensitivity
         lo /= 2.0
     g = lambda s: gaussian_delta(epsilon, s * sensitivity, sensitivity) - delta  # noqa: E731
-    return float(brentq(g, lo, hi, xtol=1e-14, rtol=1e-12)) * sensitivity
+    return check_gaussian_sigma(
+        float(brentq(g, lo, hi, xtol=1e-14, rtol=1e-12)) * sensitivity, sensitivity, epsilon, delta
+    )
 
 
 def gaussian_sigma(sensitivity, epsilon, delta, calibration: str = "analytic") -> float:
