@@ -2,15 +2,15 @@ import json
 
 import pytest
 
-from dpnb.book.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims
+from dpnb.book.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims, verdict
 
 DECLARED = [("lemma1", "Paper Lemma 1", "bound $B$"), ("thm2", "Paper Theorem 2", "sigma buys eps")]
 
 
 def _table():
     t = ClaimTable("demo", DECLARED)
-    t.add("thm2", "eps = 1", "eps = 1.7", "fails")  # recorded out of order: kept in declaration order
-    t.add("lemma1", "1.000", "0.998", "holds")
+    t.add("thm2", "eps = 1", "eps = 1.7", verdict(False))  # recorded out of order: kept in declaration order
+    t.add("lemma1", "1.000", "0.998", verdict(True))
     return t
 
 
@@ -45,7 +45,7 @@ def test_declared_table_is_shown_and_every_claim_needs_a_verdict(tmp_path, monke
     t.show_claims()
     (shown,) = shown
     assert "| lemma1 | Paper Lemma 1 | bound $B$ |" in shown and "expected" not in shown
-    assert t.add("lemma1", "1", "1", "holds") is None  # a cell ending with add() prints no object
+    assert t.add("lemma1", "1", "1", verdict(True)) is None  # a cell ending with add() prints no object
     assert t.missing() == ["thm2"]
     with pytest.raises(ValueError, match="never given a verdict: thm2"):
         t.write_json(tmp_path)
@@ -55,13 +55,13 @@ def test_declared_table_is_shown_and_every_claim_needs_a_verdict(tmp_path, monke
 def test_bad_claims():
     t = _table()
     with pytest.raises(ValueError, match="already added"):
-        t.add("lemma1", "e", "m", "holds")
+        t.add("lemma1", "e", "m", verdict(True))
     with pytest.raises(ValueError, match="not declared in 'demo'.*declared: lemma1, thm2"):
-        t.add("x", "e", "m", "holds")
-    with pytest.raises(ValueError, match="verdict"):
-        ClaimTable("demo", DECLARED).add("lemma1", "e", "m", "passes")
+        t.add("x", "e", "m", verdict(True))
+    with pytest.raises(TypeError, match="must come from the policy"):
+        ClaimTable("demo", DECLARED).add("lemma1", "e", "m", "holds")
     with pytest.raises(ValueError, match="non-empty"):
-        ClaimTable("demo", DECLARED).add("lemma1", "", "m", "holds")
+        ClaimTable("demo", DECLARED).add("lemma1", "", "m", verdict(True))
     with pytest.raises(ValueError, match="non-empty"):
         ClaimTable("demo", [("y", "", "s")])
     with pytest.raises(ValueError, match="declared twice"):

@@ -231,7 +231,12 @@ class ClaimTable:
             )
         if id in self._claims:
             raise ValueError(f"claim id {id!r} was already added to {self.notebook!r}; ids must be unique")
-        note = getattr(verdict, "note", "")
+        if not isinstance(verdict, Verdict):
+            raise TypeError(
+                f"claim {id!r}: the verdict must come from the policy, verdict(agrees, setting=..., ...), "
+                f"not a label typed by hand ({verdict!r})"
+            )
+        note = verdict.note
         if note and note not in measured:
             measured = f"{measured}; {note}"
         self._claims[id] = Claim(self.notebook, id, *self._declared[id], expected, measured, str(verdict))
