@@ -46,6 +46,7 @@ def nbdir(tmp_path):
     return folder
 
 
+@pytest.mark.notebook
 def test_a_failing_cell_is_one_line_naming_notebook_cell_and_reason(nbdir, tmp_path, capsys):
     _notebook(nbdir, "alpha", body="raise ArithmeticError('the bound is negative')\n")
     out = tmp_path / "out"
@@ -78,6 +79,7 @@ def test_an_unusable_output_folder_is_refused_before_anything_runs(nbdir, tmp_pa
     assert not marker.exists()
 
 
+@pytest.mark.notebook
 def test_a_second_run_into_a_busy_folder_is_refused_naming_it(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
@@ -94,6 +96,7 @@ def test_a_second_run_into_a_busy_folder_is_refused_naming_it(nbdir, tmp_path, c
     assert _main(nbdir, out, "--only", "alpha") == 0  # the lock is free again
 
 
+@pytest.mark.notebook
 def test_partial_and_failed_runs_keep_the_other_claims_and_mark_stale_ones(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     assert _main(nbdir, out) == 0
@@ -116,6 +119,7 @@ def test_partial_and_failed_runs_keep_the_other_claims_and_mark_stale_ones(nbdir
     assert "failed: alpha: cell In [4]: RuntimeError: boom; its earlier claims are kept" in capsys.readouterr().err
 
 
+@pytest.mark.notebook
 def test_a_failing_write_leaves_the_previous_results(nbdir, tmp_path, monkeypatch):
     out = tmp_path / "out"
     assert _main(nbdir, out, "--only", "alpha") == 0
@@ -137,6 +141,7 @@ def test_unknown_notebooks_are_refused_listing_the_valid_ones(nbdir, tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.notebook
 def test_values_take_the_annotated_type_and_are_checked_before_a_kernel_starts(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     marker = tmp_path / "ran"
