@@ -13,7 +13,7 @@ NOTEBOOKS := $(wildcard notebooks/*.ipynb)
 PYVER = $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 STAMP := $(BIN)/.installed
 
-.PHONY: run test venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
+.PHONY: run test check venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
 
 # Rebuilt when pyproject.toml or constraints.txt change, and when the environment was made by another Python than
 # $(PYTHON) (a .venv left by an unsupported or older Python is replaced; a VENV you passed is never deleted).
@@ -46,6 +46,13 @@ test: venv
 	$(BIN)/python -m dpnb.tools.portability exec reordered \
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
 	$(MAKE) --no-print-directory book
+
+## make check: the quick loop (about 90 s on 2 idle cores): make test's lint, then every test that executes no notebook
+## or kernel and is not marked slow; make test runs them all
+check: venv
+	$(BIN)/ruff check dpnb tests benchmarks book $(NOTEBOOKS)
+	$(BIN)/ruff format --check dpnb tests benchmarks book $(NOTEBOOKS)
+	$(BIN)/python -m pytest -n 2 -m "not notebook and not slow" tests
 
 ## make fuzz [FUZZ_EXAMPLES=60]: the property tests of every public release with a large random budget; prints
 ## entry point x cases x failures (not part of make test, which runs them derandomised with a small budget)
