@@ -60,7 +60,7 @@ FUZZ_EXAMPLES ?= 60
 fuzz: venv
 	rm -rf build/fuzz
 	-DPNB_HYPOTHESIS_PROFILE=fuzz DPNB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) DPNB_FUZZ_REPORT=build/fuzz \
-	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/test_properties.py
+	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/privacy/test_properties.py
 	$(BIN)/python tests/properties_report.py build/fuzz
 
 ## make paper-check: the paper profile's run (about 30 min on 2 cores; not part of make test) and its verdicts

@@ -1,7 +1,7 @@
 """Print the table of ``make fuzz``: per entry point, the generated cases and the failures.
 
 Usage: ``python tests/properties_report.py DIR`` where DIR holds the ``tally-*.json`` files that
-tests/test_properties.py writes when ``DPNB_FUZZ_REPORT=DIR`` is set (one per pytest worker).
+tests/privacy/test_properties.py writes when ``DPNB_FUZZ_REPORT=DIR`` is set (one per pytest worker).
 """
 
 import json
