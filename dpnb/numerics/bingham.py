@@ -355,7 +355,7 @@ def bingham_gibbs(
     V : ndarray, shape (n_chains, d, k)
     trace : ndarray, shape (n_iter, n_chains), only if ``return_trace``.
 
-    The spread ``lambda_max(B) - lambda_min(B)`` must be at most :data:`MAX_CONCENTRATION`
+    The spread ``lambda_max(B) - lambda_min(B)`` must be at most ``MAX_CONCENTRATION``
     (``2^32``; a ValueError naming ``B`` otherwise): a column update evaluates ``c - y^T B y`` for unit
     ``y``, whose rounding error, about ``d 2^-53`` times the spread, must stay far below the envelope's
     ``b / 2 >= 1/2``, and beyond about ``2^52`` float64 no longer determines the density at all

@@ -281,7 +281,7 @@ def ppca(
     (:func:`dpnb.numerics.bingham.bingham_gibbs`). Needs ``n_components < d``. ``epsilon = inf`` returns the
     top eigenvectors of ``A``.
 
-    The concentration ``n epsilon / 2`` is capped at ``2^31`` (:data:`MAX_CONCENTRATION` / 2, so that the
+    The concentration ``n epsilon / 2`` is capped at ``2^31`` (``MAX_CONCENTRATION`` / 2, so that the
     spread of ``(n epsilon / 2) A``, whose eigenvalues lie in ``[0, 1]``, stays within what the Gibbs sampler
     takes): a larger ``epsilon`` is spent as ``2^32 / n``. The release is then ``2^32 / n``-DP, more private than
     asked, and within about ``2^-16 / sqrt(gap)`` of the top eigenvectors for an eigenvalue gap of ``A``,

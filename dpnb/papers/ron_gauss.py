@@ -112,7 +112,7 @@ def unit_rows(X) -> np.ndarray:
     """Scale every row to unit L2 norm (Algorithm 1, steps 1 and 4); all-zero rows stay zero.
 
     Every finite nonzero row gets norm 1, also one whose squared norm over- or underflows float64
-    (it is scaled by its largest entry first, :func:`_unit_rows_and_norms`).
+    (it is scaled by its largest entry first, ``_unit_rows_and_norms``).
     """
     X, _, inv_norms = _unit_rows_and_norms(check_array(X, ndim=2))
     return X * inv_norms[:, None]
