@@ -277,9 +277,11 @@ def test_log_density_query_batched_equals_log_density(rule, d):
         query(np.ones((4, d + 1)))
 
 
-def test_bingham_parameter_beyond_1e300_is_refused_naming_epsilon():
-    """epsilon / (4 sensitivity) overflowing: 'A contains NaN or infinite values' from the sampler before."""
+def test_bingham_parameter_beyond_2_to_32_is_refused_naming_epsilon():
+    """A concentration past 2^32 (or overflowing): refused naming epsilon, not non-unit points from the sampler."""
     C = np.diag([1.0, 0.25])
-    with pytest.raises(ValueError, match="epsilon=.* is too large for sensitivity"):
-        bingham_mechanism(C, 1.7e308, sensitivity=5e-324, random_state=0)
-    assert np.all(np.isfinite(bingham_mechanism(C, 1e290, random_state=0)))
+    for epsilon, sensitivity in ((1.7e308, 5e-324), (1e12, 1.0), (1.79e308, 33554432.0)):
+        with pytest.raises(ValueError, match="epsilon=.* is too large for sensitivity"):
+            bingham_mechanism(C, epsilon, sensitivity=sensitivity, random_state=0)
+    released = bingham_mechanism(C, 1e9, random_state=0)
+    assert np.all(np.isfinite(released)) and np.allclose(np.linalg.norm(released, axis=1), 1.0)

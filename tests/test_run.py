@@ -13,9 +13,9 @@ def _write_notebook(folder, stem, verdict="holds"):
     write_notebook(
         folder / f"{stem}.ipynb",
         'scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder',
-        "from dpnb.book.claims import ClaimTable\n"
+        "from dpnb.book.claims import ClaimTable, verdict\n"
         f"t = ClaimTable('{stem}', [('c1', 'Demo Lemma 1', 'scale')])\n"
-        f"t.add('c1', '1', str(scale), '{verdict}')\n"
+        f"t.add('c1', '1', str(scale), verdict({verdict == 'holds'}))\n"
         "t.write_json(output_dir)",
     )
 
@@ -127,10 +127,10 @@ def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, c
     write_notebook(
         nbdir / "threads.ipynb",
         'output_dir: str = "unused"  # claims folder',
-        "import os\nfrom dpnb.book.claims import ClaimTable\n"
+        "import os\nfrom dpnb.book.claims import ClaimTable, verdict\n"
         "t = ClaimTable('threads', [('c1', 'threads', 'BLAS'), ('c2', 'allocator', 'glibc')])\n"
-        "t.add('c1', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), 'holds')\n"
-        "t.add('c2', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), 'holds')\n"
+        "t.add('c1', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), verdict(True))\n"
+        "t.add('c2', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), verdict(True))\n"
         "t.write_json(output_dir)",
     )
     _write_broken(nbdir)

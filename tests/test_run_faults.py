@@ -24,9 +24,9 @@ def _notebook(folder, stem, body="", marker=None):
         "check_parameters(globals())\n"
         "if not 0 < rate < 1:\n"
         "    raise ValueError(f'rate must lie in (0, 1), got {rate}')",
-        f"{touch}{body}from dpnb.book.claims import ClaimTable\n"
+        f"{touch}{body}from dpnb.book.claims import ClaimTable, verdict\n"
         f"t = ClaimTable('{stem}', [('c1', 'Demo 1', 'scale')])\n"
-        "t.add('c1', '1', f'{scale} {rate} {levels} {label}', 'holds')\n"
+        "t.add('c1', '1', f'{scale} {rate} {levels} {label}', verdict(True))\n"
         "t.write_json(output_dir)",
     )
 

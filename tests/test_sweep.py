@@ -43,12 +43,12 @@ NOT_A_FUNCTION = {"x": 1}
 def _notebook(folder):
     body = (
         "import json, pathlib\n"
-        "from dpnb.book.claims import ClaimTable\n"
+        "from dpnb.book.claims import ClaimTable, verdict\n"
         "if alpha < 0:\n"
         "    raise ValueError('alpha must be non-negative')\n"
         "print('alpha is', alpha)\n"
         "t = ClaimTable('demo', [('c1', 'Demo Lemma 1', 'alpha bound')])\n"
-        "t.add('c1', '1', str(alpha), 'holds' if alpha <= 1 else 'fails')\n"
+        "t.add('c1', '1', str(alpha), verdict(alpha <= 1))\n"
         "t.write_json(output_dir)\n"
         "pathlib.Path(output_dir, 'metrics.json').write_text(json.dumps({'twice': 2 * alpha + seed}))"
     )

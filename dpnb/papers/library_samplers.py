@@ -52,7 +52,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_square,
 )
-from dpnb.numerics.bingham import acg_shape
+from dpnb.numerics.bingham import MAX_CONCENTRATION, acg_shape
 from dpnb.numerics.evaluation import tied_with_best
 from dpnb.numerics.stats import mean_ci
 
@@ -100,10 +100,11 @@ def bingham_parameter(C, epsilon, sensitivity=1.0) -> np.ndarray:
     sensitivity = check_positive(sensitivity, "sensitivity")
     with np.errstate(over="ignore", invalid="ignore"):
         A = epsilon / (4 * sensitivity) * (np.linalg.eigvalsh(C).max() * np.eye(C.shape[0]) - C)
-    if not np.abs(A).max() <= 1e300:  # a NaN fails this too
+    if not np.abs(A).max() <= MAX_CONCENTRATION:  # a NaN fails this too
         raise ValueError(
             f"epsilon={epsilon!r} is too large for sensitivity {sensitivity!r}: the Bingham parameter "
-            "epsilon / (4 sensitivity) (lambda_max I - C) overflows float64; pass a smaller epsilon"
+            "epsilon / (4 sensitivity) (lambda_max I - C) exceeds 2^32, beyond which the release is the top "
+            "eigenvector to double precision and the sampler's arithmetic is not exact; pass a smaller epsilon"
         )
     return A
 
