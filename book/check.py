@@ -3,7 +3,8 @@
 For every page of ``build/book/_build/html`` it checks, in the rendered page (after scripts ran):
 math is typeset (MathJax containers present where the source has math, no raw ``$$`` left in
 the text), every image has loaded (``naturalWidth > 0``), every figure in a chapter has a
-caption, and every link of the navigation
+caption, no table is wider than the column it sits in (long cells wrap, ``book/_static/dpnb.css``), and
+every link of the navigation
 sidebar leads to a page of the book. Nothing is fetched from outside: the page is served from
 loopback and any request to another host fails the check. Screenshots of a few pages go to
 ``build/book/screenshots``. Uses Debian's Chromium (``/usr/bin/chromium``).
@@ -77,6 +78,12 @@ def check_page(page, url: str, name: str) -> list[str]:
     )
     if uncaptioned:
         problems.append(f"{name}: {uncaptioned} figure(s) without a caption")
+    wide = page.evaluate(
+        "Array.from(document.querySelectorAll('article table'))"
+        ".filter(t => t.parentElement.scrollWidth > t.parentElement.clientWidth + 1).length"
+    )
+    if wide:
+        problems.append(f"{name}: {wide} table(s) wider than the column")
     problems += [f"{name}: request to another host: {u}" for u in outside]
     return problems
 
