@@ -87,7 +87,7 @@ fuzz: venv
 paper-check: venv
 	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS) \
 	  $(if $(SCHEDULER),--scheduler $(SCHEDULER))
-	$(BIN)/python -m dpnb.book.claims results/paper/claims.json tests/expected_verdicts/paper
+	$(BIN)/python -m dpnb.reporting.claims results/paper/claims.json tests/expected_verdicts/paper
 
 ## make student: the student edition in build/student: every chapter without its solutions (notebooks/<stem>.md and .ipynb,
 ## the exercises kept) and the book built from them, checked to show no solution

@@ -1,7 +1,7 @@
 import pytest
 
-from dpnb.book.best_settings import best_score, shown, sole_best_and_close, summarize_best, tied_settings
 from dpnb.numerics.evaluation import Interval, interval
+from dpnb.reporting.best_settings import best_score, shown, sole_best_and_close, summarize_best, tied_settings
 
 
 def test_tied_settings_follow_the_tie_rule():

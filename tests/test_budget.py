@@ -1,6 +1,6 @@
 import pytest
 
-from dpnb.book import budget
+from dpnb.reporting import budget
 
 
 def _square(x):

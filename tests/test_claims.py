@@ -2,7 +2,7 @@ import json
 
 import pytest
 
-from dpnb.book.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims, verdict
+from dpnb.reporting.claims import KEYS, VERDICTS, Claim, ClaimTable, collect, read_claims, verdict
 
 DECLARED = [("lemma1", "Paper Lemma 1", "bound $B$"), ("thm2", "Paper Theorem 2", "sigma buys eps")]
 
@@ -40,7 +40,7 @@ def test_markdown():
 
 def test_declared_table_is_shown_and_every_claim_needs_a_verdict(tmp_path, monkeypatch):
     shown = []
-    monkeypatch.setattr("dpnb.book.claims.show_markdown", shown.append)
+    monkeypatch.setattr("dpnb.reporting.claims.show_markdown", shown.append)
     t = ClaimTable("demo", DECLARED)
     t.show_claims()
     (shown,) = shown
@@ -105,7 +105,7 @@ def test_show_prints_verdict_lines(capsys):
 
 
 def test_verdict_differences_name_each_disagreement(tmp_path):
-    from dpnb.book.claims import main, verdict_differences
+    from dpnb.reporting.claims import main, verdict_differences
 
     (tmp_path / "nb.json").write_text(json.dumps({"a": "holds", "b": "fails"}))
     record = {"notebook": "nb", "source": "s", "statement": "t", "expected": "e", "measured": "m"}
@@ -139,7 +139,7 @@ def test_verdict_differences_name_each_disagreement(tmp_path):
     ],
 )
 def test_verdict_policy(evidence, label, rule):
-    from dpnb.book.claims import Verdict, verdict
+    from dpnb.reporting.claims import Verdict, verdict
 
     v = verdict(evidence.pop("agrees"), **evidence)
     assert isinstance(v, Verdict) and v == label and v.rule == rule
@@ -149,7 +149,7 @@ def test_verdict_policy(evidence, label, rule):
 def test_verdict_policy_refuses_what_it_cannot_decide():
     import numpy as np
 
-    from dpnb.book.claims import verdict
+    from dpnb.reporting.claims import verdict
 
     assert verdict(np.bool_(True)) == "holds"  # a comparison of arrays is evidence too
     with pytest.raises(ValueError, match="would_decide"):
@@ -169,7 +169,7 @@ def test_verdict_policy_refuses_what_it_cannot_decide():
 
 
 def test_undecided_note_goes_into_measured_once():
-    from dpnb.book.claims import verdict
+    from dpnb.reporting.claims import verdict
 
     t = ClaimTable("demo", DECLARED)
     t.add("lemma1", "1", "interval straddles 1", verdict(None, setting="paper", would_decide="9,000 trials"))
@@ -178,10 +178,10 @@ def test_undecided_note_goes_into_measured_once():
 
 
 def test_reproduction_table_and_basis_are_generated_from_the_claims(monkeypatch):
-    from dpnb.book.claims import verdict
+    from dpnb.reporting.claims import verdict
 
     shown = []
-    monkeypatch.setattr("dpnb.book.claims.show_markdown", shown.append)
+    monkeypatch.setattr("dpnb.reporting.claims.show_markdown", shown.append)
     t = ClaimTable("demo", [(*DECLARED[0], "{prf:ref}`lem-demo-one`"), (*DECLARED[1], "{eq}`eq-demo-two`")])
     t.add("lemma1", "1.000", "0.998", verdict(True))
     t.show_reproduction("lemma1")
@@ -201,7 +201,7 @@ def test_reproduction_table_and_basis_are_generated_from_the_claims(monkeypatch)
 
 
 def test_committed_paper_claims_carry_their_evidence(tmp_path):
-    from dpnb.book.claims import main, verdict_differences
+    from dpnb.reporting.claims import main, verdict_differences
 
     records = _table().records()
     run = tmp_path / "claims.json"

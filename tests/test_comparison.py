@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.book import comparison
+from dpnb.chapters import comparison
 from dpnb.numerics.linalg import top_eigenvectors
 from dpnb.tools.sweep import sweep_records
 

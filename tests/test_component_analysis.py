@@ -9,33 +9,33 @@ from sklearn.pipeline import make_pipeline
 
 from dpnb.numerics.stats import mean_ci
 from dpnb.papers.component_analysis import (
-    DPLDAPublisher,
     DPPCAPublisher,
     OneHotRows,
-    _checked_moments,
-    attribute_entropy_kl,
     basis_projection_sensitivity,
-    check_onehot_data,
-    class_sums,
     component_laplace,
     decode_dummies,
     laplace_identity,
-    lda_sensitivity,
-    lda_vector,
     moment_sensitivity,
-    moment_sums,
     moments_vector,
     mse_per_record,
     projection_sensitivity,
-    record_contribution,
     row_diameter,
-    sample_releases,
     split_laplace,
-    statistics_distance,
     tight_basis,
     worst_case_rows,
 )
-from dpnb.papers.lda_publishing import _grid_class_moments, _weighted_medians
+from dpnb.papers.lda_publishing import (
+    DPLDAPublisher,
+    _grid_class_moments,
+    _weighted_medians,
+    attribute_entropy_kl,
+    class_sums,
+    lda_sensitivity,
+    lda_vector,
+    sample_releases,
+    statistics_distance,
+)
+from dpnb.papers.onehot import check_onehot_data, checked_moments, moment_sums, record_contribution
 from dpnb.privacy.audit import AddRemoveRows, search_sensitivity, search_sensitivity_batched
 from dpnb.privacy.estimator import budget_total
 
@@ -222,19 +222,19 @@ def test_weighted_medians_minimise_the_l1_objective_row_by_row():
 def test_checked_moments_match_the_plain_sums_and_check_every_chunk():
     rng = np.random.default_rng(40)
     X = onehot_data(1000, 3, (2, 3), rng)
-    sum_x, sum_xx = _checked_moments(X, 3, (2, 3), chunk=64)
+    sum_x, sum_xx = checked_moments(X, 3, (2, 3), chunk=64)
     assert np.allclose(sum_x, X.sum(axis=0), rtol=1e-13) and np.allclose(sum_xx, X.T @ X, rtol=1e-13)
     bad = X.copy()
     bad[999, 0] = -0.1  # in the last chunk only
     with pytest.raises(ValueError, match="outside the declared bounds"):
-        _checked_moments(bad, 3, (2, 3), chunk=64)
+        checked_moments(bad, 3, (2, 3), chunk=64)
     bad[999, 0], bad[998, 3:5] = 0.5, (1.0, 1.0)
     with pytest.raises(ValueError, match="one-hot"):
-        _checked_moments(bad, 3, (2, 3), chunk=64)
+        checked_moments(bad, 3, (2, 3), chunk=64)
     X[5, 0] = 0.0
     minus_zero = X.copy()
     minus_zero[5, 0] = -0.0  # a float in [0, 1]: accepted
-    assert np.array_equal(_checked_moments(minus_zero, 3, (2, 3))[0], _checked_moments(X, 3, (2, 3))[0])
+    assert np.array_equal(checked_moments(minus_zero, 3, (2, 3))[0], checked_moments(X, 3, (2, 3))[0])
 
 
 # ----------------------------------------------------------------------------- DP-PCA
@@ -762,14 +762,11 @@ def test_batched_searches_reach_the_exact_sensitivities():
         assert np.isclose(np.abs(query(res.X) - query(res.X_prime)).sum(), res.max_found)
 
 
-def test_dp_lda_lives_in_its_own_module_and_is_re_exported():
-    from dpnb.papers import component_analysis, lda_publishing
+def test_dp_pca_and_dp_lda_share_the_layout_module_and_import_neither_each_other():
+    from dpnb.papers import component_analysis, lda_publishing, onehot
 
-    for name in component_analysis._LDA_NAMES:
-        assert getattr(component_analysis, name) is getattr(lda_publishing, name)
-    assert lda_publishing.NOISE_SCALES is component_analysis.NOISE_SCALES  # one definition for both mechanisms
-    with pytest.raises(AttributeError, match="no attribute 'DPLDA'"):
-        component_analysis.DPLDA  # noqa: B018
+    assert lda_publishing.NOISE_SCALES is component_analysis.NOISE_SCALES is onehot.NOISE_SCALES
+    assert not hasattr(component_analysis, "DPLDAPublisher")  # no re-export: DP-LDA is imported from its own module
     with pytest.raises(ImportError):
         from dpnb.papers.component_analysis import AddRemoveRows  # noqa: F401  (it moved to dpnb.privacy.audit)
 

@@ -1,8 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.papers.component_analysis import lda_sensitivity, moment_sensitivity, moments_vector
-from dpnb.papers.component_analysis_audits import (
+from dpnb.chapters.component_analysis import (
     Case,
     class_count_cases,
     explicit_pair,
@@ -10,6 +9,8 @@ from dpnb.papers.component_analysis_audits import (
     onehot_cases,
     present,
 )
+from dpnb.papers.component_analysis import moment_sensitivity, moments_vector
+from dpnb.papers.lda_publishing import lda_sensitivity
 from dpnb.privacy.audit import ReplaceRowBox
 
 

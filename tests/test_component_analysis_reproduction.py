@@ -1,14 +1,14 @@
 import numpy as np
 import pytest
 
-from dpnb.papers.component_analysis import DPLDAPublisher, sample_releases
-from dpnb.papers.component_analysis_reproduction import (
+from dpnb.chapters.component_analysis import (
     CATEGORICAL,
     NUMERIC,
     entropy_tree,
     prepare_adult,
     score_lda_release,
 )
+from dpnb.papers.lda_publishing import DPLDAPublisher, sample_releases
 
 
 @pytest.fixture(scope="module")

@@ -1,6 +1,6 @@
 import pytest
 
-from dpnb.book.curves import curve_table
+from dpnb.reporting.curves import curve_table
 
 
 def test_curve_table():

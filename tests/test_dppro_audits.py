@@ -3,9 +3,7 @@ import itertools
 import numpy as np
 import pytest
 
-from dpnb.ground.streams import stream
-from dpnb.papers import dppro
-from dpnb.papers.dppro_audits import (
+from dpnb.chapters.dppro import (
     GridPoint,
     attribute_flip_pair,
     audit_release,
@@ -17,6 +15,8 @@ from dpnb.papers.dppro_audits import (
     sigma_of_r_trials,
     squared_distance_trials,
 )
+from dpnb.ground.streams import stream
+from dpnb.papers import dppro
 
 
 def _R(d=6, k=3, seed=0):

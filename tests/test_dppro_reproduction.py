@@ -2,9 +2,7 @@ import numpy as np
 import pytest
 from sklearn.preprocessing import FunctionTransformer
 
-from dpnb.ground.streams import stream
-from dpnb.papers import dppro
-from dpnb.papers.dppro_reproduction import (
+from dpnb.chapters.dppro import (
     expected_l2_error,
     fixed_sigma_svm_error,
     l2_error_fixed_sigma,
@@ -12,6 +10,8 @@ from dpnb.papers.dppro_reproduction import (
     one_hot_groups,
     svm_test_error,
 )
+from dpnb.ground.streams import stream
+from dpnb.papers import dppro
 
 
 def _data(n=12, d=10, seed=0):

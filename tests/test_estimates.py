@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from dpnb.book.estimates import exact_vs_estimate, format_rate
 from dpnb.numerics.evaluation import interval
+from dpnb.reporting.estimates import exact_vs_estimate, format_rate
 
 
 def test_exact_vs_estimate_row():

@@ -15,8 +15,9 @@ from sklearn.linear_model import LogisticRegression
 from sklearn.pipeline import Pipeline
 
 from dpnb.numerics.linalg import haar_stiefel
-from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.component_analysis import DPPCAPublisher
 from dpnb.papers.dppro import DPPro
+from dpnb.papers.lda_publishing import DPLDAPublisher
 from dpnb.papers.mst import MST
 from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import PPCA, ModSULQ

@@ -13,8 +13,9 @@ import numpy as np
 import pytest
 
 from dpnb.papers import component_analysis, pca_gauss, private_pca, ron_gauss
-from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.component_analysis import DPPCAPublisher
 from dpnb.papers.dppro import DPPro
+from dpnb.papers.lda_publishing import DPLDAPublisher
 from dpnb.papers.mst import MST
 from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import ModSULQ

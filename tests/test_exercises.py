@@ -3,7 +3,7 @@
 import nbformat
 import pytest
 
-from dpnb.book.exercises import answer, check, check_cell, fingerprint
+from dpnb.reporting.exercises import answer, check, check_cell, fingerprint
 from dpnb.tools import student
 
 

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.papers.foundations_worst_cases import ball_pair, box_pair
+from dpnb.chapters.foundations import ball_pair, box_pair
 
 
 def _differ_in_row0(X, X_prime):

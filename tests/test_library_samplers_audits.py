@@ -1,15 +1,15 @@
 import numpy as np
 import pytest
 
-from dpnb.ground.streams import stream
-from dpnb.papers.library_samplers import bingham_mechanism, compare_sampler
-from dpnb.papers.library_samplers_audits import (
+from dpnb.chapters.library_samplers import (
     audit_whole_release,
     axis_names,
     moment_intervals,
     tied_top_pair,
     worked_pair,
 )
+from dpnb.ground.streams import stream
+from dpnb.papers.library_samplers import bingham_mechanism, compare_sampler
 
 
 def test_worked_pair_is_one_replaced_record():

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dpnb.book.claims import read_claims
+from dpnb.reporting.claims import read_claims
 from dpnb.tools.pairing import pair_mismatches
 from dpnb.tools.portability import numerical_environment, output_differences
 from dpnb.tools.run import execute

@@ -1,6 +1,6 @@
 import pytest
 
-from dpnb.book.output import emit, source_lines
+from dpnb.reporting.output import emit, source_lines
 
 
 # fmt: off

@@ -3,7 +3,7 @@ import re
 import nbformat
 import pytest
 
-from dpnb.book.parameters import (
+from dpnb.reporting.parameters import (
     REPOSITORY,
     check_notebook_parameters,
     check_parameters,
@@ -130,7 +130,7 @@ def test_notebook_parameters_are_converted_and_checked_without_a_kernel(tmp_path
     params = nbformat.v4.new_code_cell("rate: float = 0.5  # a probability\nlabel: str | None = None  # a name")
     params.metadata["tags"] = ["parameters"]
     check = nbformat.v4.new_code_cell(
-        "from dpnb.book.parameters import check_parameters\ncheck_parameters(globals())\n"
+        "from dpnb.reporting.parameters import check_parameters\ncheck_parameters(globals())\n"
         "if not 0 < rate < 1:\n    raise ValueError(f'rate must lie in (0, 1), got {rate}')"
     )
     nb.cells = [params, check]
@@ -199,7 +199,7 @@ def test_the_source_is_found_in_the_compiled_cells_without_history(monkeypatch):
 
     cells = {
         "<cell-1>": CELL,
-        "<cell-2>": "from dpnb.book.parameters import check_parameters\ncheck_parameters(globals())\n",
+        "<cell-2>": "from dpnb.reporting.parameters import check_parameters\ncheck_parameters(globals())\n",
     }
     for name, source in cells.items():
         monkeypatch.setitem(linecache.cache, name, (len(source), None, source.splitlines(True), name))

@@ -1,7 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.papers.pca_gauss_reproduction import SOURCES, basis_for, ridge_rmse, svm_scores, sweep
+from dpnb.chapters.pca_gauss import SOURCES, basis_for, ridge_rmse, svm_scores, sweep
 
 
 def data(n=200, m=6, seed=0):

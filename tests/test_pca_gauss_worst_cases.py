@@ -1,10 +1,10 @@
 import numpy as np
 import pytest
 
-from dpnb.book.sensitivity_grid import pair_change
+from dpnb.chapters import pca_gauss as wc
 from dpnb.numerics.linalg import triangle
-from dpnb.papers import pca_gauss_worst_cases as wc
 from dpnb.papers.pca_gauss import eigenvalue_sensitivity, gmm_sensitivities, second_moment_l1_sensitivity
+from dpnb.reporting.sensitivity_grid import pair_change
 
 
 @pytest.mark.parametrize("n, m, a", [(2, 2, 1.0), (5, 6, 0.5), (10, 16, 2.0)])

@@ -3,8 +3,8 @@ import math
 import numpy as np
 import pytest
 
+from dpnb.chapters import primer
 from dpnb.numerics.stats import clopper_pearson
-from dpnb.papers import primer
 
 
 def test_randomized_response_answer_rates_match_the_lemma():

@@ -1,10 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.ground.streams import stream
-from dpnb.numerics.evaluation import Interval
-from dpnb.numerics.linalg import haar_stiefel
-from dpnb.papers.private_pca_reproduction import (
+from dpnb.chapters.private_pca import (
     REAL_DATA,
     figure1_consistent,
     figure1_contradicted,
@@ -13,6 +10,9 @@ from dpnb.papers.private_pca_reproduction import (
     subspace_svm_accuracy,
     unit_sphere_rows,
 )
+from dpnb.ground.streams import stream
+from dpnb.numerics.evaluation import Interval
+from dpnb.numerics.linalg import haar_stiefel
 
 
 def test_unit_sphere_rows_and_k_rules():

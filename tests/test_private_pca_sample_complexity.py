@@ -1,9 +1,7 @@
 import numpy as np
 import pytest
 
-from dpnb.ground.streams import stream
-from dpnb.papers.private_pca import ppca, ppca_flat_alignment_mean
-from dpnb.papers.private_pca_sample_complexity import (
+from dpnb.chapters.private_pca import (
     first_crossing,
     first_order_n_star,
     flat_failure_probability,
@@ -14,6 +12,8 @@ from dpnb.papers.private_pca_sample_complexity import (
     theorem3_n,
     theorem4_rho_min,
 )
+from dpnb.ground.streams import stream
+from dpnb.papers.private_pca import ppca, ppca_flat_alignment_mean
 
 
 def test_spike_gap():

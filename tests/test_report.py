@@ -2,7 +2,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from dpnb.book.report import format_value, markdown_table, show_markdown
+from dpnb.reporting.report import format_value, markdown_table, show_markdown
 
 
 @pytest.mark.parametrize(
@@ -50,7 +50,7 @@ def test_use_style_sets_a_legible_theme():
     import matplotlib.pyplot as plt
     import pytest
 
-    from dpnb.book.report import use_style
+    from dpnb.reporting.report import use_style
 
     use_style((5, 3))
     assert plt.rcParams["figure.dpi"] == 100 and tuple(plt.rcParams["figure.figsize"]) == (5.0, 3.0)

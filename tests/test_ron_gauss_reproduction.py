@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from dpnb.chapters.ron_gauss import krr_rmse, release_accuracy, release_rmse, svm_accuracy
 from dpnb.papers.ron_gauss import RONGauss, rbf_ridge_predict
-from dpnb.papers.ron_gauss_reproduction import krr_rmse, release_accuracy, release_rmse, svm_accuracy
 
 
 def _classes(rng, n=60):

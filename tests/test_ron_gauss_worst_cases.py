@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
+from dpnb.chapters.ron_gauss import covariance_pair, labelled_pair, mean_sign_pair, mle_pair
 from dpnb.papers.ron_gauss import covariance_sensitivity, mean_sensitivity, mle_covariance_sensitivity
-from dpnb.papers.ron_gauss_worst_cases import covariance_pair, labelled_pair, mean_sign_pair, mle_pair
 
 
 def _second_moment(Z):

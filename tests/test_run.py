@@ -4,7 +4,7 @@ import os
 import pytest
 from tool_helpers import write_notebook
 
-from dpnb.book.claims import KEYS
+from dpnb.reporting.claims import KEYS
 from dpnb.tools import run
 from dpnb.tools.executor import ALLOCATOR
 
@@ -13,7 +13,7 @@ def _write_notebook(folder, stem, verdict="holds"):
     write_notebook(
         folder / f"{stem}.ipynb",
         'scale: int = 1  # a demo parameter\noutput_dir: str = "unused"  # claims folder',
-        "from dpnb.book.claims import ClaimTable, verdict\n"
+        "from dpnb.reporting.claims import ClaimTable, verdict\n"
         f"t = ClaimTable('{stem}', [('c1', 'Demo Lemma 1', 'scale')])\n"
         f"t.add('c1', '1', str(scale), verdict({verdict == 'holds'}))\n"
         "t.write_json(output_dir)",
@@ -127,7 +127,7 @@ def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, c
     write_notebook(
         nbdir / "threads.ipynb",
         'output_dir: str = "unused"  # claims folder',
-        "import os\nfrom dpnb.book.claims import ClaimTable, verdict\n"
+        "import os\nfrom dpnb.reporting.claims import ClaimTable, verdict\n"
         "t = ClaimTable('threads', [('c1', 'threads', 'BLAS'), ('c2', 'allocator', 'glibc')])\n"
         "t.add('c1', '1', os.environ.get('OPENBLAS_NUM_THREADS', 'unset'), verdict(True))\n"
         "t.add('c2', '-', os.environ.get('MALLOC_TRIM_THRESHOLD_', 'unset'), verdict(True))\n"

@@ -20,11 +20,11 @@ def _notebook(folder, stem, body="", marker=None):
         folder / f"{stem}.ipynb",
         "scale: int = 1  # a count\nrate: float = 0.5  # a probability\nlevels: list[float] = [0.1]  # levels\n"
         "label: str | None = None  # a name\noutput_dir: str = 'unused'  # claims folder",
-        "from dpnb.book.parameters import check_parameters\n"
+        "from dpnb.reporting.parameters import check_parameters\n"
         "check_parameters(globals())\n"
         "if not 0 < rate < 1:\n"
         "    raise ValueError(f'rate must lie in (0, 1), got {rate}')",
-        f"{touch}{body}from dpnb.book.claims import ClaimTable, verdict\n"
+        f"{touch}{body}from dpnb.reporting.claims import ClaimTable, verdict\n"
         f"t = ClaimTable('{stem}', [('c1', 'Demo 1', 'scale')])\n"
         "t.add('c1', '1', f'{scale} {rate} {levels} {label}', verdict(True))\n"
         "t.write_json(output_dir)",

@@ -22,7 +22,7 @@ def _notebooks(folder, started):
             'output_dir: str = "unused"  # claims folder',
             f"import os, time\nopen({str(started)!r}, 'a').write('{stem} ' + str(os.getpid()) + '\\n')\n"
             f"time.sleep({sleep})",
-            "from dpnb.book.claims import ClaimTable, verdict\n"
+            "from dpnb.reporting.claims import ClaimTable, verdict\n"
             f"t = ClaimTable('{stem}', [('c1', 'Demo 1', 'a demo')])\n"
             "t.add('c1', '1', '1', verdict(True))\nt.write_json(output_dir)",
         )

@@ -4,7 +4,8 @@ matplotlib.use("Agg")
 
 import pytest
 
-from dpnb.book.score_tables import (
+from dpnb.numerics.evaluation import interval
+from dpnb.reporting.score_tables import (
     control_evidence,
     control_text,
     finished,
@@ -18,7 +19,6 @@ from dpnb.book.score_tables import (
     separation_text,
     versus_control,
 )
-from dpnb.numerics.evaluation import interval
 
 
 class Stopped:

@@ -1,8 +1,8 @@
 import numpy as np
 import pytest
 
-from dpnb.book.sensitivity_grid import AuditedBound, GridAudit, evaluate_grid, grid_table, pair_change, span
 from dpnb.privacy.audit import ReplaceRowBox, ReplaceRowL2Ball
+from dpnb.reporting.sensitivity_grid import AuditedBound, GridAudit, evaluate_grid, grid_table, pair_change, span
 
 BOX = ReplaceRowBox(-1.0, 1.0)
 

@@ -3,7 +3,7 @@
 import nbformat
 import pytest
 
-from dpnb.book.exercises import check_cell
+from dpnb.reporting.exercises import check_cell
 from dpnb.tools import student
 
 ROOT = student.ROOT

@@ -43,7 +43,7 @@ NOT_A_FUNCTION = {"x": 1}
 def _notebook(folder):
     body = (
         "import json, pathlib\n"
-        "from dpnb.book.claims import ClaimTable, verdict\n"
+        "from dpnb.reporting.claims import ClaimTable, verdict\n"
         "if alpha < 0:\n"
         "    raise ValueError('alpha must be non-negative')\n"
         "print('alpha is', alpha)\n"
@@ -350,17 +350,17 @@ def test_sweep_records_are_the_points_records_in_grid_order(tmp_path, dask_clien
 
 
 def test_a_folder_swept_before_is_resumed_under_the_same_task_name(tmp_path, dask_client):
-    # A record as the sweep wrote it when dpnb.book.comparison registered trial as "point": it is found by its key
-    # (unchanged: a hash of the task name string, the parameters and the seed) and not run again; run, this point
-    # would fail (one row is too few for the distance task).
+    # A record as an earlier sweep of the comparison's trial task wrote it: it is found by its key (a hash of the
+    # task name string, the parameters and the seed) and not run again; run, this point would fail (one row is too
+    # few for the distance task).
     params = {"experiment": "distances", "epsilons": [1.0], "epsilon_index": 0, "repetition": 0, "n_rows": 1}
-    key = "5c5112be2baa820c"
-    record = {"key": key, "task": "dpnb.book.comparison:point", "params": params, "seed": 0, "status": "ok"}
+    key = "6065bad7187901c7"
+    record = {"key": key, "task": "dpnb.chapters.comparison:trial", "params": params, "seed": 0, "status": "ok"}
     record.update(error=None, metrics={"score": 0.5}, versions={}, git_revision=None, seconds=1.0)
     (tmp_path / "points" / key).mkdir(parents=True)
     (tmp_path / "points" / key / "result.json").write_text(json.dumps(record))
     table = sweep.run_sweep(
-        "dpnb.book.comparison:point",
+        "dpnb.chapters.comparison:trial",
         {name: [value] for name, value in params.items()},
         [0],
         tmp_path,
@@ -368,7 +368,7 @@ def test_a_folder_swept_before_is_resumed_under_the_same_task_name(tmp_path, das
         progress=False,
     )
     assert list(table["key"]) == [key] and list(table["score"]) == [0.5]
-    assert sweep.resolve_task("dpnb.book.comparison:point").function.__name__ == "trial"
+    assert sweep.resolve_task("dpnb.chapters.comparison:trial").function.__name__ == "trial"
 
 
 def test_metrics_must_be_named_scalars():

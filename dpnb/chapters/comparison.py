@@ -23,7 +23,7 @@ non-private computation on the same rows, and a data-free release (drawn without
 data), whose score any private method should beat.
 
 The libraries' DP-PCA (diffprivlib's ``PCA``, OpenDP's PCA) sample eigenvectors by rejection,
-at a cost that grows exponentially with ``epsilon * n``; :class:`dpnb.book.budget.TimeBudget` runs
+at a cost that grows exponentially with ``epsilon * n``; :class:`dpnb.reporting.budget.TimeBudget` runs
 each of their fits in a child process and reports :class:`Unfinished` when it does not finish in time.
 """
 
@@ -39,18 +39,19 @@ from sklearn.cluster import KMeans
 from sklearn.linear_model import LogisticRegression, Ridge
 from sklearn.metrics import adjusted_rand_score
 
-from dpnb.book.budget import TimeBudget, Unfinished
 from dpnb.ground import datasets
 from dpnb.ground.streams import sklearn_seed, stream
 from dpnb.ground.validation import check_integer, check_positive
 from dpnb.numerics.linalg import haar_stiefel, top_eigenvectors
-from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher, laplace_identity
+from dpnb.papers.component_analysis import DPPCAPublisher, laplace_identity
 from dpnb.papers.dppro import DPPro, relative_l2_error, squared_distance_estimate
+from dpnb.papers.lda_publishing import DPLDAPublisher
 from dpnb.papers.library_samplers import bingham_parameter, library_rate_bounds, opendp_sampler
 from dpnb.papers.mst import MST, discretize
 from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import PPCA, ModSULQ
 from dpnb.papers.ron_gauss import RONGauss
+from dpnb.reporting.budget import TimeBudget, Unfinished
 
 
 # ----------------------------------------------------------------------------- Adult classification
@@ -594,7 +595,7 @@ def trial(
 ) -> dict:
     """One point of the comparison's trial grid: every method of ``experiment`` at one budget and repetition.
 
-    A sweep task under the name ``point`` (``dpnb.book.comparison:point``): the rows are drawn from the
+    A sweep task (``dpnb.chapters.comparison:trial``): the rows are drawn from the
     stream ``(seed, "<experiment>-rows")`` (``"dna-distance-rows"`` for the distances), the
     methods from the stream ``(seed, (experiment, epsilon_index, repetition))``, so a point gives
     the same scores wherever it runs.
@@ -639,10 +640,6 @@ def trial(
     return distance_preservation(data, n_components, epsilon, delta, rng)
 
 
-# The sweep's name for trial: task dpnb.book.comparison:point, the name its points' keys hash since the first sweeps.
-point = trial
-
-
 def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None, **options) -> dict:
     """Scores of every method at every budget and repetition: ``{method: {epsilon: [score, ...]}}``.
 
@@ -659,7 +656,7 @@ def run_grid(experiment, epsilons, n_repetitions: int, seed: int, *, sweep=None,
     seed : int
     sweep : None or dict
         None runs the points here, one after another. A dict runs a named experiment's points as
-        sweep tasks (``dpnb.book.comparison:point``) by ``sweep["runner"]``, a function
+        sweep tasks (``dpnb.chapters.comparison:trial``) by ``sweep["runner"]``, a function
         ``(task, grid, seeds, output, **options) -> records`` such as the tools' Dask sweep
         :func:`dpnb.tools.sweep.sweep_records` (the caller passes it: nothing here imports a tool),
         with the dict's other entries as its keyword arguments (``output`` required; ``scheduler``,
@@ -711,7 +708,7 @@ def _swept(experiment, epsilons, n_repetitions, seed, sweep, options) -> list[di
         "repetition": list(range(n_repetitions)),
         **{name: [value] for name, value in options.items()},
     }
-    records = runner(f"{__name__}:point", grid, [seed], output, progress=False, **sweep)
+    records = runner(f"{__name__}:trial", grid, [seed], output, progress=False, **sweep)
     failed = [r for r in records if r["status"] != "ok"]
     if failed:
         params = failed[0]["params"]

@@ -11,7 +11,7 @@ against ``sqrt(n)``.
 Examples
 --------
 >>> import numpy as np
->>> from dpnb.papers import primer
+>>> from dpnb.chapters import primer
 >>> rng = np.random.default_rng(0)
 >>> secret = rng.integers(0, 2, size=60)
 >>> Q = primer.subset_queries(60, 240, random_state=rng)

@@ -1,3 +1,3 @@
-"""What the chapters share beyond the science: claims tables, report formatting, the
-notebooks' parameter checks, and the comparison chapter's tasks and CPU-time budgets.
+"""What the chapters share beyond the science: claims tables and the verdict policy, report
+formatting, the notebooks' parameter checks, exercises, and CPU-time budgets.
 """

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import numpy as np
 
-from dpnb.book.report import markdown_table, show_markdown
+from dpnb.reporting.report import markdown_table, show_markdown
 
 VERDICTS = ("holds", "fails", "corrected", "not-reproduced")
 KEYS = ("notebook", "id", "source", "statement", "expected", "measured", "verdict")
@@ -402,7 +402,7 @@ def write_committed(claims, expected_dir) -> list[str]:
 
 
 def main(argv=None) -> int:
-    """``python -m dpnb.book.claims CLAIMS.json EXPECTED_DIR [--write]``: compare a run's verdicts with
+    """``python -m dpnb.reporting.claims CLAIMS.json EXPECTED_DIR [--write]``: compare a run's verdicts with
     the committed ones, or (``--write``) commit the run's claims of the notebooks it ran."""
     import argparse
 

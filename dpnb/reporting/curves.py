@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from dpnb.book.report import markdown_table
 from dpnb.ground.validation import check_integer
+from dpnb.reporting.report import markdown_table
 
 
 def curve_table(curves, xs, *, label: str = "curve", x_name: str = "x", digits: int = 3) -> str:

@@ -68,7 +68,7 @@ def check_cell(outputs_text: str) -> str | None:
         return None
     lines = [
         "# Check your answers: replace each None with your value, then run this cell.",
-        "from dpnb.book.exercises import check",
+        "from dpnb.reporting.exercises import check",
         "",
     ]
     for a in found:

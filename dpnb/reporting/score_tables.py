@@ -53,7 +53,7 @@ def score_table(scores, epsilons, *, higher_is_better: bool = True) -> tuple[lis
     Returns
     -------
     rows : list of dict
-        For :func:`dpnb.book.report.markdown_table`.
+        For :func:`dpnb.reporting.report.markdown_table`.
     tied : dict
         ``epsilon -> [methods]`` (:func:`dpnb.numerics.evaluation.tied_with_best` on :func:`private_intervals`).
     """
@@ -105,7 +105,7 @@ def separation_text(a, b) -> str:
 
 def repetitions_needed(pairs) -> str:
     """What would separate every pair ``(a, b)`` of score lists: the most repetitions any pair needs, as text
-    for :func:`dpnb.book.claims.verdict`'s ``would_decide`` (at this run's sizes)."""
+    for :func:`dpnb.reporting.claims.verdict`'s ``would_decide`` (at this run's sizes)."""
     pairs = list(pairs)
     if not pairs:
         raise ValueError("pairs is empty: give the (a, b) score lists left undecided")
@@ -139,7 +139,7 @@ def versus_control(scores, control: str, epsilons, *, higher_is_better: bool) ->
 
 def control_evidence(outcome: dict) -> tuple:
     """The evidence of a "some private method beats the control at every epsilon" claim, for
-    :func:`dpnb.book.claims.verdict`: ``(agrees, would_decide)``.
+    :func:`dpnb.reporting.claims.verdict`: ``(agrees, would_decide)``.
 
     ``agrees`` is True if some method beats the control at every epsilon, False if all lose to it at
     some epsilon, else None; ``would_decide`` (only then) is :func:`repetitions_needed` for the undecided

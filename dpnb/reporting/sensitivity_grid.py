@@ -299,7 +299,7 @@ def _search(b: AuditedBound, point: tuple, seed, n_starts: int, n_steps: int, ke
 def grid_table(results: dict[str, GridAudit], digits: int = 3) -> list[dict]:
     """One row per audited bound: bound, relation, grid, pair ratio range, search ratio range, exceeds.
 
-    The rows are for :func:`dpnb.book.report.markdown_table`; ratios are text at ``digits``
+    The rows are for :func:`dpnb.reporting.report.markdown_table`; ratios are text at ``digits``
     decimals (a bound's ``search_digits`` overrides them for its searches).
     """
     if not isinstance(results, dict) or not results or not all(isinstance(r, GridAudit) for r in results.values()):
