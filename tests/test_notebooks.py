@@ -113,6 +113,7 @@ def test_sections_in_order(path):
     )
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_papermill_run_on_another_machine_reproduces_outputs_and_verdicts(path, tmp_path):
     with numerical_environment("sandybridge-1thread"):

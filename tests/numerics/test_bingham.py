@@ -81,7 +81,8 @@ def test_gibbs_d2_angles_ks():
 
 
 @pytest.mark.parametrize("column", ["scan", "exact"])
-@pytest.mark.parametrize("k", [1, 2])
+# slow: k = 2; make check runs k = 1 and test_gibbs_output_orthonormal_and_trace (several columns)
+@pytest.mark.parametrize("k", [1, pytest.param(2, marks=pytest.mark.slow)])
 def test_gibbs_d3_moments(k, column):
     rng = np.random.default_rng(3)
     Q, _ = np.linalg.qr(rng.standard_normal((3, 3)))

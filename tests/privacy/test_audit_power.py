@@ -39,6 +39,8 @@ def test_detectable_epsilon_is_above_the_claim_and_shrinks_with_the_sample_size(
     assert detectable_epsilon(3000, 1.0, power=0.5) < detectable_epsilon(3000, 1.0, power=0.9)
 
 
+# slow: 60 audits; make check flags a violation in test_audit.py's negative control and the half-noise control below
+@pytest.mark.slow
 def test_a_violation_of_the_detectable_size_is_flagged_with_the_stated_power():
     # 60 audits at power 0.8: a binomial share below 0.6 has probability < 0.001 if the power is 0.8;
     # the selection half picks its threshold from data, so a rate far below 0.8 would show the model wrong.
@@ -47,6 +49,8 @@ def test_a_violation_of_the_detectable_size_is_flagged_with_the_stated_power():
     assert _flag_rate(eps, n, 1.0, 60, "at-detectable") >= 0.6
 
 
+# slow: 60 audits; make check keeps an honest audit unflagged in test_audit_epsilon_consistent_for_correct_laplace
+@pytest.mark.slow
 def test_no_violation_is_flagged_at_the_claimed_epsilon():
     # audit_epsilon's bound has confidence 0.95: among 60 honest audits, more than 10 flags has probability < 1e-3.
     assert _flag_rate(1.0, 2000, 1.0, 60, "honest") <= 10 / 60

@@ -80,7 +80,7 @@ def test_bad_namespace():
 def test_output_path_resolves_relative_paths_against_the_repository(tmp_path):
     assert output_path("results/x") == REPOSITORY / "results" / "x"
     assert output_path(str(tmp_path)) == tmp_path
-    assert (REPOSITORY / "dpnb" / "book" / "parameters.py").is_file()
+    assert (REPOSITORY / "dpnb" / "reporting" / "parameters.py").is_file()
     with pytest.raises(TypeError):
         output_path(3)
 

@@ -22,6 +22,7 @@ def _stdout(nb) -> list[str]:
     return ["".join(o.text for o in c.outputs if o.output_type == "stream") for c in nb.cells if c.cell_type == "code"]
 
 
+@pytest.mark.notebook
 def test_parameters_are_injected_after_the_parameters_cell_and_only_when_given(tmp_path):
     path = write_notebook(tmp_path / "a.ipynb", PARAMETERS, "import os\nprint(scale, os.getcwd())")
     before = path.read_text()
@@ -37,12 +38,14 @@ def test_parameters_are_injected_after_the_parameters_cell_and_only_when_given(t
     assert path.read_text() == before  # the file executed is never written
 
 
+@pytest.mark.notebook
 def test_a_notebook_in_memory_runs_in_place_and_the_output_file_is_written(tmp_path):
     nb = new_notebook("", "print(2 + 3)")
     assert execute_notebook(nb, output=tmp_path / "out.ipynb", cwd=tmp_path) is nb
     assert _stdout(nb) == ["5\n"] and _stdout(nbformat.read(tmp_path / "out.ipynb", as_version=4)) == ["5\n"]
 
 
+@pytest.mark.notebook
 def test_the_kernel_gets_its_threads_and_environment_and_this_process_keeps_its_own(tmp_path, monkeypatch):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
     monkeypatch.delenv("DPNB_EXECUTOR_TEST", raising=False)
@@ -64,6 +67,7 @@ def test_kernel_environment_checks_the_thread_count(monkeypatch):
         kernel_environment(None, [("OMP_NUM_THREADS", "1")])
 
 
+@pytest.mark.notebook
 def test_a_failing_cell_is_one_line_with_the_kernel_traceback_as_cause_and_the_output_still_written(tmp_path):
     path = write_notebook(
         tmp_path / "bad.ipynb", PARAMETERS, "print('before')", "raise ArithmeticError('negative bound\\nmore')", "1"
@@ -80,6 +84,7 @@ def test_a_failing_cell_is_one_line_with_the_kernel_traceback_as_cause_and_the_o
     assert written.cells[3].outputs[0].output_type == "error" and written.cells[4].execution_count is None
 
 
+@pytest.mark.notebook
 def test_a_dead_kernel_and_a_timeout_are_one_line_failures(tmp_path):
     with pytest.raises(NotebookFailed, match=r"^DeadKernelError: Kernel died$"):
         execute_notebook(new_notebook("", "import os\nos._exit(1)"), cwd=tmp_path)
@@ -103,6 +108,7 @@ def test_failure_reason_is_one_line():
     assert failure_reason(NotebookFailed("cell In [3]: KeyError: 'x'")) == "cell In [3]: KeyError: 'x'"
 
 
+@pytest.mark.notebook
 def test_a_set_stop_shuts_the_kernel_down_and_raises_interrupted(tmp_path):
     import threading
     import time
@@ -134,6 +140,7 @@ def test_a_set_stop_shuts_the_kernel_down_and_raises_interrupted(tmp_path):
         execute_notebook(new_notebook("", "1"), stop=True)
 
 
+@pytest.mark.notebook
 def test_an_interrupted_cell_is_interrupted_not_failed(tmp_path):
     from dpnb.tools.executor import NotebookInterrupted
 

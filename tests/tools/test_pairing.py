@@ -30,6 +30,7 @@ print(f"{seed * 2:d}")
 """
 
 
+@pytest.mark.notebook
 def test_execute_pair_writes_clean_outputs(tmp_path):
     src = tmp_path / "tiny.md"
     src.write_text(SOURCE)
@@ -58,6 +59,7 @@ def test_execute_pair_missing_source(tmp_path):
         execute_pair(tmp_path / "none.md")
 
 
+@pytest.mark.notebook
 def test_rebuilding_keeps_cell_ids_and_changes_only_what_changed(tmp_path):
     src = tmp_path / "tiny.md"
     src.write_text(SOURCE)
@@ -74,6 +76,7 @@ def test_rebuilding_keeps_cell_ids_and_changes_only_what_changed(tmp_path):
     assert [c["id"] for c in json.loads(execute_pair(fresh).read_text())["cells"]] == ids
 
 
+@pytest.mark.notebook
 def test_kernel_log_does_not_reach_the_terminal(tmp_path, capfd):
     src = tmp_path / "tiny.md"
     src.write_text(SOURCE)
@@ -81,6 +84,7 @@ def test_kernel_log_does_not_reach_the_terminal(tmp_path, capfd):
     assert "IPKernelApp" not in capfd.readouterr().err
 
 
+@pytest.mark.notebook
 def test_restyle_keeps_outputs_and_refuses_code_changes(tmp_path):
     src = tmp_path / "tiny.md"
     src.write_text(SOURCE)
@@ -99,6 +103,7 @@ def test_restyle_keeps_outputs_and_refuses_code_changes(tmp_path):
     assert src.with_suffix(".ipynb").read_text() == before
 
 
+@pytest.mark.notebook
 def test_a_failing_source_writes_nothing_and_says_why_in_one_line(tmp_path, capsys):
     src = tmp_path / "tiny.md"
     src.write_text(SOURCE)

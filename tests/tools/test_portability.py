@@ -35,6 +35,7 @@ def _notebook(*sources):
     return nb
 
 
+@pytest.mark.notebook
 def test_a_kernel_started_inside_sees_the_emulated_machine(tmp_path):
     nb = _notebook("import os, threadpoolctl, numpy\nprint(os.environ['OPENBLAS_CORETYPE'])")
     with portability.numerical_environment("sandybridge-1thread"):

@@ -53,6 +53,7 @@ def test_unknown_profile_or_parameter_is_one_line_and_exit_2(tmp_path, capsys):
     assert not (tmp_path / "r").exists()
 
 
+@pytest.mark.notebook
 def test_profile_without_entry_runs_defaults_and_says_so(tmp_path, capsys):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
@@ -85,6 +86,7 @@ def test_profile_without_entry_runs_defaults_and_says_so(tmp_path, capsys):
     assert json.loads((out / "claims.json").read_text())[0]["measured"] == "3"
 
 
+@pytest.mark.notebook
 def test_execute_and_gather(tmp_path, capsys):
     workers = 1
     nbdir = tmp_path / "notebooks"
@@ -118,6 +120,7 @@ def test_execute_and_gather(tmp_path, capsys):
     assert "| beta | c1 | Demo Lemma 1 | fails | 1 | 8 |" in capsys.readouterr().out  # --claims prints it too
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("workers", ["1", "2"])
 def test_every_kernel_gets_one_blas_thread_and_failures_are_reported(tmp_path, capsys, monkeypatch, workers):
     monkeypatch.setenv("OPENBLAS_NUM_THREADS", "7")
@@ -182,6 +185,7 @@ def _write_broken(folder):
     write_notebook(folder / "broken.ipynb", "", "raise RuntimeError('boom')")
 
 
+@pytest.mark.notebook
 def test_failing_notebook_is_reported(tmp_path, capsys):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()
@@ -199,6 +203,7 @@ def test_summarize():
     assert run.summarize(claims).splitlines()[-1] == "| total | 1 | 0 | 1 | 0 |"
 
 
+@pytest.mark.notebook
 def test_dask_runs_notebooks_in_the_given_order_one_per_worker_thread(tmp_path, dask_client):
     nbdir = tmp_path / "notebooks"
     nbdir.mkdir()

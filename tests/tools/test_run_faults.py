@@ -48,6 +48,7 @@ def nbdir(tmp_path):
     return folder
 
 
+@pytest.mark.notebook
 def test_a_failing_cell_is_one_line_naming_notebook_cell_and_reason(nbdir, tmp_path, capsys):
     _notebook(nbdir, "alpha", body="raise ArithmeticError('the bound is negative')\n")
     out = tmp_path / "out"
@@ -80,6 +81,7 @@ def test_an_unusable_output_folder_is_refused_before_anything_runs(nbdir, tmp_pa
     assert not marker.exists()
 
 
+@pytest.mark.notebook
 def test_a_second_run_into_a_busy_folder_is_refused_naming_it(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     out.mkdir()
@@ -96,6 +98,7 @@ def test_a_second_run_into_a_busy_folder_is_refused_naming_it(nbdir, tmp_path, c
     assert _main(nbdir, out, "--only", "alpha") == 0  # the lock is free again
 
 
+@pytest.mark.notebook
 def test_partial_and_failed_runs_keep_the_other_claims_and_mark_stale_ones(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     assert _main(nbdir, out) == 0
@@ -130,6 +133,7 @@ def _write_error(out, path, reason):
     ]
 
 
+@pytest.mark.notebook
 def test_a_full_disk_at_the_end_is_one_error_line_and_leaves_the_previous_results(nbdir, tmp_path, monkeypatch, capsys):
     out = tmp_path / "out"
     assert _main(nbdir, out, "--only", "alpha") == 0
@@ -149,6 +153,7 @@ def test_a_full_disk_at_the_end_is_one_error_line_and_leaves_the_previous_result
     assert not list(out.glob("*.partial"))
 
 
+@pytest.mark.notebook
 def test_a_folder_in_the_way_of_a_results_file_is_refused_or_one_error_line(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     assert _main(nbdir, out, "--only", "alpha") == 0
@@ -178,6 +183,7 @@ def test_unknown_notebooks_are_refused_listing_the_valid_ones(nbdir, tmp_path, c
     assert not (tmp_path / "out").exists()
 
 
+@pytest.mark.notebook
 def test_values_take_the_annotated_type_and_are_checked_before_a_kernel_starts(nbdir, tmp_path, capsys):
     out = tmp_path / "out"
     marker = tmp_path / "ran"
@@ -244,6 +250,7 @@ def test_a_profile_file_with_a_tag_or_bad_yaml_is_one_line_naming_file_and_line(
     assert not marker.exists() and not (tmp_path / "out").exists()
 
 
+@pytest.mark.notebook
 def test_results_of_other_parameters_never_share_a_folder(nbdir, tmp_path, capsys):
     assert run.default_output("fast", {}, tmp_path) == tmp_path / "fast"
     assert run.default_output("paper", {"levels": "[0.1, 1]", "rate": "1e-3"}).name == "paper+levels=_0.1__1_+rate=1e-3"

@@ -55,6 +55,7 @@ def tcp_scheduler():
         yield cluster.scheduler_address
 
 
+@pytest.mark.notebook  # make run in a child process: its kernels are not seen by conftest's check
 @pytest.mark.parametrize(
     "workers, signum, running",
     [

@@ -230,6 +230,7 @@ def test_mixed_type_column_is_written_as_text(tmp_path, dask_client):
     assert table["error"].iloc[1].startswith("TypeError:")
 
 
+@pytest.mark.notebook
 def test_notebook_sweep(tmp_path, dask_client):
     path = _notebook(tmp_path)
     table = sweep.run_sweep(path, {"alpha": [-1.0, 2.0]}, [3], tmp_path / "out", scheduler=dask_client, progress=False)
