@@ -114,6 +114,9 @@ def slow(seed):
 """
 
 
+# slow: a sweep in a child process, interrupted; make check keeps the in-process faults (damaged records, a
+# failing write) and test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_records
+@pytest.mark.slow
 def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
     # Ctrl-C reaches the whole process group: the command and its worker processes.
     run = sweep_command(tmp_path, "slowtask", SLOW, "slowtask:slow", "--seeds", "0..1", start_new_session=True)
