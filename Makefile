@@ -27,7 +27,7 @@ refuse_unused = $(if $(filter $(1),$(MAKECMDGOALS)),$(if $(filter-out $(2),$(COM
 $(call refuse_unused,run,$(RUN_VARIABLES))
 $(call refuse_unused,paper-check,WORKERS SCHEDULER VENV PYTHON EXTRAS)
 
-.PHONY: help run test venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
+.PHONY: help run test check venv student notebook format constraints benchmark clean book book-check lab paper-check fuzz
 
 ## make help: these lines (every target with its variables)
 help:
@@ -73,13 +73,20 @@ test: venv
 	  $(BIN)/python -m pytest -n 2 --dist loadfile --nbval --nbval-sanitize-with tests/sanitize.cfg -p no:cacheprovider $(NOTEBOOKS)
 	$(MAKE) --no-print-directory book
 
+## make check: the quick loop (under 90 s on 2 idle cores): make test's lint, then every test that executes no notebook
+## or kernel and is not marked slow (pytest -m "not notebook and not slow"); make test runs them all
+check: venv
+	$(BIN)/ruff check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
+	$(BIN)/ruff format --check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
+	$(BIN)/python -m pytest -n 2 -m "not notebook and not slow" tests
+
 ## make fuzz [FUZZ_EXAMPLES=60]: the property tests of every public release with a large random budget; prints
 ## entry point x cases x failures (not part of make test, which runs them derandomised with a small budget)
 FUZZ_EXAMPLES ?= 60
 fuzz: venv
 	rm -rf build/fuzz
 	-DPNB_HYPOTHESIS_PROFILE=fuzz DPNB_FUZZ_EXAMPLES=$(FUZZ_EXAMPLES) DPNB_FUZZ_REPORT=build/fuzz \
-	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/test_properties.py
+	  $(BIN)/python -m pytest -n 2 -q -p no:cacheprovider tests/papers/test_properties.py
 	$(BIN)/python tests/properties_report.py build/fuzz
 
 ## make paper-check: the paper profile's run (times in notebooks/profiles/wall_seconds.yml; not part of make test) and its verdicts
@@ -87,7 +94,7 @@ fuzz: venv
 paper-check: venv
 	$(BIN)/python -m dpnb.tools.run --profile paper --output results/paper --workers $(WORKERS) \
 	  $(if $(SCHEDULER),--scheduler $(SCHEDULER))
-	$(BIN)/python -m dpnb.book.claims results/paper/claims.json tests/expected_verdicts/paper
+	$(BIN)/python -m dpnb.reporting.claims results/paper/claims.json tests/expected_verdicts/paper
 
 ## make student: the student edition in build/student: every chapter without its solutions (notebooks/<stem>.md and .ipynb,
 ## the exercises kept) and the book built from them, checked to show no solution

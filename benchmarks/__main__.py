@@ -8,7 +8,7 @@ import tracemalloc
 from pathlib import Path
 
 from benchmarks.gram_floor import machine
-from dpnb.book.report import markdown_table
+from dpnb.reporting.report import markdown_table
 
 
 def modules():

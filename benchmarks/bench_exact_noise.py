@@ -18,8 +18,8 @@ import time
 import numpy as np
 from scipy.stats import spearmanr
 
-from dpnb.book.report import markdown_table
 from dpnb.privacy import exact_noise, mechanisms
+from dpnb.reporting.report import markdown_table
 
 N_DRAWS = 100_000
 _zeros = np.zeros(N_DRAWS)

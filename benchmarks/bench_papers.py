@@ -3,7 +3,7 @@
 import numpy as np
 
 from dpnb.numerics import bingham
-from dpnb.papers import component_analysis, dppro, pca_gauss, private_pca, ron_gauss
+from dpnb.papers import component_analysis, dppro, lda_publishing, pca_gauss, private_pca, ron_gauss
 
 _rng = np.random.default_rng(0)
 _box = _rng.random((3000, 40))  # [0, 1]^40
@@ -18,7 +18,7 @@ CASES = {
     "PCA-Gauss fit+sample, K=8": lambda: pca_gauss.PCAGauss(8, 1.0, random_state=0).fit(_sym).sample(3000),
     "Jiang DP-PCA publishing, k=8": lambda: component_analysis.DPPCAPublisher(8, 1.0, random_state=0).fit(_box),
     "Jiang DP-LDA greedy sampler": lambda: (
-        component_analysis.DPLDAPublisher(1.0, random_state=0).fit(_box[:, :10], _labels).sample()
+        lda_publishing.DPLDAPublisher(1.0, random_state=0).fit(_box[:, :10], _labels).sample()
     ),
     "MOD-SULQ, k=2": lambda: private_pca.mod_sulq(_ball, 2, 1.0, 0.05, random_state=0),
     "Bingham Gibbs, d=40 k=2, 100 scans": lambda: bingham.bingham_gibbs(_B, 2, n_iter=100, random_state=0),

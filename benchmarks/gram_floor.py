@@ -39,12 +39,13 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
-from dpnb.book.report import markdown_table
-from dpnb.papers.component_analysis import DPLDAPublisher, DPPCAPublisher
+from dpnb.papers.component_analysis import DPPCAPublisher
 from dpnb.papers.dppro import DPPro
+from dpnb.papers.lda_publishing import DPLDAPublisher
 from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import ModSULQ
 from dpnb.papers.ron_gauss import RONGauss
+from dpnb.reporting.report import markdown_table
 
 GOAL_FLOOR, GOAL_MEMORY = 1.2, 1.0
 DIMENSIONS = (20, 77, 200, 500)

@@ -27,9 +27,9 @@ import numpy as np
 from threadpoolctl import threadpool_limits
 
 from benchmarks.gram_floor import interleaved_medians, machine
-from dpnb.book.report import markdown_table
 from dpnb.numerics import bingham
 from dpnb.papers.private_pca import PPCA, second_moment
+from dpnb.reporting.report import markdown_table
 
 GOAL = 2.0
 D, K, EPSILON = 77, 8, 1.0

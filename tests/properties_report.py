@@ -1,7 +1,7 @@
 """Print the table of ``make fuzz``: per entry point, the generated cases and the failures.
 
 Usage: ``python tests/properties_report.py DIR`` where DIR holds the ``tally-*.json`` files that
-tests/test_properties.py writes when ``DPNB_FUZZ_REPORT=DIR`` is set (one per pytest worker).
+tests/papers/test_properties.py writes when ``DPNB_FUZZ_REPORT=DIR`` is set (one per pytest worker).
 ``known`` counts the failures raised inside ``dpnb.privacy.exact_noise`` (issue 32's exact-sampler
 classes), which the properties count apart instead of failing, and their messages are listed below
 the table; the exit status is 1 if any other failure was counted.

@@ -13,6 +13,9 @@ from dpnb.papers.library_pca import release_loss
 SCRIPTS = Path(__file__).resolve().parents[1] / "notebooks" / "bug_reports"
 
 
+# slow: each runs its script in a fresh interpreter that imports the library (about 5 CPU seconds); make check
+# keeps the package's side, the whole-release losses of tests/papers/test_library_pca.py
+@pytest.mark.slow
 @pytest.mark.parametrize(
     ("script", "library", "pair", "epsilon"),
     [

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from dpnb.book.claims import _committed_verdicts
+from dpnb.reporting.claims import _committed_verdicts
 
 EXPECTED = Path(__file__).parent / "expected_verdicts"
 STEMS = sorted(p.stem for p in EXPECTED.glob("*.json"))

@@ -76,6 +76,7 @@ def test_an_edit_saved_in_lab_keeps_the_metadata_the_book_and_nbval_use(pairs, s
     assert text.startswith("---\njupytext:\n") and "_ = None  # an edit" in text
 
 
+@pytest.mark.slow  # make check: test_saving_in_lab_changes_no_byte (jupytext writes each pair) and test_pair_in_sync
 def test_jupytext_sync_changes_no_byte(pairs):
     before = {stem: _bytes(pairs, stem) for stem in ids}
     subprocess.run(

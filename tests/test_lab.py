@@ -9,6 +9,10 @@ import time
 import urllib.request
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.notebook  # starts a JupyterLab server
+
 ROOT = Path(__file__).resolve().parent.parent
 SETTINGS = ROOT / "lab" / "user-settings"
 

@@ -15,7 +15,7 @@ from pathlib import Path
 import nbformat
 import pytest
 
-from dpnb.book.claims import read_claims
+from dpnb.reporting.claims import read_claims
 from dpnb.tools.pairing import pair_mismatches
 from dpnb.tools.portability import numerical_environment, output_differences
 from dpnb.tools.run import execute
@@ -113,6 +113,7 @@ def test_sections_in_order(path):
     )
 
 
+@pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_papermill_run_on_another_machine_reproduces_outputs_and_verdicts(path, tmp_path):
     with numerical_environment("sandybridge-1thread"):

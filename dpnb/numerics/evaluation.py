@@ -97,7 +97,7 @@ def summarize(results: dict, confidence: float = 0.95) -> list[dict]:
     -------
     list of dict
         Keys ``method``, ``mean``, ``low``, ``high``, ``n``, ``shown`` (the formatted interval);
-        ready for :func:`dpnb.book.report.markdown_table` with ``columns=["method", "shown", "n"]``.
+        ready for :func:`dpnb.reporting.report.markdown_table` with ``columns=["method", "shown", "n"]``.
     """
     if not isinstance(results, dict) or not results:
         raise TypeError("results must be a non-empty dict of method name -> trial values")

@@ -9,14 +9,12 @@ in :mod:`dpnb.papers.lda_publishing` (both audited in ``notebooks/component_anal
   coordinates (budget ``epsilon/2``, Lemmas 2-3), and reconstruction in the original space.
   The output keeps one row per input row, in order (the paper's "one-to-one mapping").
 * :class:`dpnb.papers.lda_publishing.DPLDAPublisher` -- Section 3.2, "LDA-based PPDP": noisy
-  per-class sums and pooled second moment, then the paper's greedy sampler. Its public names
-  (``DPLDAPublisher``, ``lda_sensitivity``, ``lda_vector``, ``class_sums``, ``sample_releases``,
-  ``attribute_entropy_kl``, ``statistics_distance``) are also importable from this module.
+  per-class sums and pooled second moment, then the paper's greedy sampler.
 
-Shared: the data layout and its checks (:func:`check_onehot_data`, :func:`decode_dummies`), the
-one-hot neighbour relation :class:`OneHotRows`, the record-level sensitivities
-(:func:`record_contribution`, :func:`row_diameter`, :func:`worst_case_rows`) and the weighted
-moments (:func:`moment_sums`). Baselines: :func:`laplace_identity` (the Laplace mechanism on the
+Shared with DP-LDA: the data layout, its checks and the weighted moments
+(:mod:`dpnb.papers.onehot`); here the value recovery :func:`decode_dummies`, the one-hot
+neighbour relation :class:`OneHotRows` and the record-level sensitivities (:func:`row_diameter`,
+:func:`worst_case_rows`). Baselines: :func:`laplace_identity` (the Laplace mechanism on the
 raw records, Theorem 3 and Fig. 2) and :func:`component_laplace` (noise on one public direction,
 the toy example of Fig. 1).
 
@@ -41,8 +39,6 @@ with ValueError (the bounds are public arguments, never read from the data; resc
 
 from __future__ import annotations
 
-import numbers
-
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -62,102 +58,28 @@ from dpnb.ground.validation import (
     check_release_range,
     check_sensitivity,
 )
-from dpnb.numerics.gram import indicator_gram
 from dpnb.numerics.linalg import top_eigenvectors, triangle
+from dpnb.papers.onehot import (
+    NEIGHBOURS,
+    NOISE_SCALES,
+    check_counts,
+    check_group_sizes,
+    check_onehot_data,
+    checked_moments,
+    group_slices,
+    max_over_t,
+    moment_sums,
+    onehot_layout,
+    record_contribution,
+)
 from dpnb.privacy.audit import NeighbourRelation, check_neighbours
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 
-NOISE_SCALES = ("corrected", "paper")  # the noise_scale values of DP-PCA and DP-LDA
-NEIGHBOURS = ("replace-row", "add-remove-row")  # the notions (dpnb.privacy.audit.NEIGHBOURS) the sensitivities cover
-_ONE_BITS = np.float64(1.0).view(np.uint64)  # the float 1.0 read as an unsigned integer
-
-
 # --------------------------------------------------------------------------------------
 # Layout and input checks
 # --------------------------------------------------------------------------------------
-def _check_group_sizes(group_sizes, n_columns: int | None = None) -> tuple[int, ...]:
-    if isinstance(group_sizes, (str, bytes)) or not hasattr(group_sizes, "__iter__"):
-        raise TypeError(f"group_sizes must be a sequence of ints, got {type(group_sizes).__name__}")
-    sizes = tuple(group_sizes)
-    for s in sizes:
-        if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 2:
-            raise ValueError(f"group_sizes must be integers >= 2 (levels per categorical attribute), got {sizes}")
-    if n_columns is not None and sum(sizes) > n_columns:
-        raise ValueError(f"group_sizes add up to {sum(sizes)} dummy columns but the data has only {n_columns} columns")
-    return tuple(int(s) for s in sizes)
-
-
-def _group_slices(n_numeric: int, group_sizes) -> list[slice]:
-    starts = n_numeric + np.cumsum((0, *group_sizes))[:-1]
-    return [slice(int(a), int(a) + s) for a, s in zip(starts, group_sizes, strict=True)]
-
-
-def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
-    """Validate a ``[numeric | one-hot groups]`` matrix in ``[0, 1]`` (rejects, never clips).
-
-    Returns
-    -------
-    X : ndarray of float64
-    n_numeric : int
-        Number of leading numeric columns, ``p - sum(group_sizes)``.
-    """
-    X, n_numeric, sizes = _onehot_layout(X, group_sizes)
-    _check_onehot_block(X, n_numeric, sizes)
-    return X, n_numeric
-
-
-def _onehot_layout(X, group_sizes) -> tuple[np.ndarray, int, tuple[int, ...]]:
-    """``X`` as a non-empty 2-D float64 array, its number of numeric columns and the group sizes (no value checks)."""
-    X = check_array(X, ndim=2, name="X", finite=False)  # finiteness: with the value checks of the moments pass
-    sizes = _check_group_sizes(group_sizes, X.shape[1])
-    return X, X.shape[1] - sum(sizes), sizes
-
-
-def _check_onehot_block(block, n_numeric: int, sizes) -> None:
-    """The value checks of :func:`check_onehot_data` on some rows: finite, in ``[0, 1]``, valid one-hot groups."""
-    # Read as unsigned 64-bit integers, the floats in [+0, 1] are exactly [0, bits of 1.0] (the sign bit
-    # makes negatives, -0.0 included, larger; NaN and inf lie above): one pass, no temporaries. Only a
-    # failure pays for min/max (which accept -0.0); the shared validators word the error.
-    if block.view(np.uint64).max() > _ONE_BITS and not (block.min() >= 0.0 and block.max() <= 1.0):
-        check_in_box(check_array(block, ndim=2, name="X"), 0.0, 1.0, name="X")
-    for sl in _group_slices(n_numeric, sizes):
-        dummies = block[:, sl]
-        if np.any((dummies != 0) & (dummies != 1)) or np.any(dummies.sum(axis=1) != 1):
-            raise ValueError(
-                f"columns {sl.start}..{sl.stop - 1} must be one-hot dummies (0/1, one 1 per row); "
-                "check group_sizes and the column order [numeric | dummy groups]"
-            )
-
-
-def _onehot_gram(X, y, n_classes: int, n_numeric: int, sizes, *, grid: bool, chunk: int | None) -> np.ndarray:
-    """:func:`dpnb.numerics.gram.indicator_gram` of ``[numeric | one-hot]`` rows.
-
-    Errors are worded as :func:`check_onehot_data`'s.
-    """
-    groups = np.array([(sl.start, sl.stop) for sl in _group_slices(n_numeric, sizes)], dtype=np.int64)
-    return indicator_gram(
-        X,
-        y,
-        n_classes,
-        groups.reshape(-1, 2),
-        grid=grid,
-        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
-        chunk=chunk,
-    )
-
-
-def _checked_moments(X, n_numeric: int, sizes, chunk: int | None = None) -> tuple[np.ndarray, np.ndarray]:
-    """``(sum x, sum x x^T)`` of a ``[numeric | one-hot]`` matrix, validated on the way, in one pass.
-
-    The Gram matrix of the rows ``[x | 1]`` (:func:`dpnb.numerics.gram.indicator_gram`): its last row is
-    ``sum x``. Every block of ``chunk`` rows is checked as :func:`check_onehot_data` would. Equal
-    to ``(X.sum(axis=0), X.T @ X)`` up to rounding (the summation order differs).
-    """
-    p = X.shape[1]
-    gram = _onehot_gram(X, np.empty(0, dtype=np.int64), 1, n_numeric, sizes, grid=False, chunk=chunk)
-    return gram[p, :p].copy(), gram[:p, :p].copy()
 
 
 def decode_dummies(X, group_sizes=()) -> np.ndarray:
@@ -167,10 +89,10 @@ def decode_dummies(X, group_sizes=()) -> np.ndarray:
     noisy value (the paper's argmax recovery). Post-processing: costs no privacy.
     """
     X = check_array(X, ndim=2, name="X")
-    sizes = _check_group_sizes(group_sizes, X.shape[1])
+    sizes = check_group_sizes(group_sizes, X.shape[1])
     n_numeric = X.shape[1] - sum(sizes)
     out = np.clip(X, 0.0, 1.0)
-    for sl in _group_slices(n_numeric, sizes):
+    for sl in group_slices(n_numeric, sizes):
         block = np.zeros_like(X[:, sl])
         block[np.arange(X.shape[0]), np.argmax(X[:, sl], axis=1)] = 1.0
         out[:, sl] = block
@@ -180,38 +102,6 @@ def decode_dummies(X, group_sizes=()) -> np.ndarray:
 # --------------------------------------------------------------------------------------
 # Sensitivities
 # --------------------------------------------------------------------------------------
-def _check_counts(n_numeric, n_categorical) -> tuple[int, int]:
-    n_numeric = check_integer(n_numeric, "n_numeric", minimum=0)
-    n_categorical = check_integer(n_categorical, "n_categorical", minimum=0)
-    if n_numeric + n_categorical == 0:
-        raise ValueError("need at least one attribute (n_numeric + n_categorical >= 1)")
-    return n_numeric, n_categorical
-
-
-def _max_over_t(p1: int, p2: int, slope_sign: int) -> float:
-    """``max_{t in [0,1]}`` of the worst-case L1 change with the second record's numerics at ``t``.
-
-    The first record has every numeric attribute at 1 and the second at ``t`` (all
-    categories differ). ``slope_sign = -1``: the sums change by ``p1 (1 - t)`` (same class);
-    ``+1``: by ``p1 (1 + t)`` (the two records sit in different class sums).
-    """
-
-    def f(t):
-        return p1 * (1 + slope_sign * t) + 2 * p2 + p1 * (p1 + 1) / 2 * (1 - t * t) + p1 * p2 * (1 + t) + p2 * (p2 + 1)
-
-    t_star = 0.0 if p1 == 0 else float(np.clip((p2 + slope_sign) / (p1 + 1), 0.0, 1.0))
-    return float(max(f(0.0), f(1.0), f(t_star)))
-
-
-def record_contribution(n_numeric: int, n_categorical: int = 0) -> float:
-    """Largest ``||x||_1 + ||triu(x x^T)||_1`` of one record: the add/remove sensitivity of the sums.
-
-    Attained by all numerics at 1 and any level of each group: ``q + q (q + 1) / 2`` with
-    ``q = p1 + p2`` ones in the row.
-    """
-    p1, p2 = _check_counts(n_numeric, n_categorical)
-    q = p1 + p2
-    return float(q + q * (q + 1) / 2)
 
 
 def moment_sensitivity(
@@ -230,15 +120,15 @@ def moment_sensitivity(
     neighbours : {"replace-row", "add-remove-row"}
         ``"replace-row"``: ``max_t p1(1-t) + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + 2 p2 + p2(p2+1)``
         (derived in the notebook); it equals the paper's value for ``p2 <= 1`` and exceeds it
-        when ``p1 >= 1`` and ``p2 >= 2``. ``"add-remove-row"``: :func:`record_contribution`.
+        when ``p1 >= 1`` and ``p2 >= 2``. ``"add-remove-row"``: :func:`~dpnb.papers.onehot.record_contribution`.
     """
-    p1, p2 = _check_counts(n_numeric, n_categorical)
+    p1, p2 = check_counts(n_numeric, n_categorical)
     check_neighbours(neighbours, NEIGHBOURS)
     if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
         return float(p1 + 2 * p2 + ((p1 + p2) * (p1 + p2 + 1) + p2 * (p2 + 1)) / 2)
     if neighbours == "add-remove-row":
         return record_contribution(p1, p2)
-    return _max_over_t(p1, p2, -1)
+    return max_over_t(p1, p2, -1)
 
 
 def row_diameter(n_numeric: int, n_categorical: int = 0, *, norm: int = 1) -> float:
@@ -247,7 +137,7 @@ def row_diameter(n_numeric: int, n_categorical: int = 0, *, norm: int = 1) -> fl
     ``norm=1``: ``p1 + 2 p2`` (the identity query's replace-one L1 sensitivity); ``norm=2``:
     ``sqrt(p1 + 2 p2)``. For numeric data (``p2 = 0``) these are ``p`` and ``sqrt(p)``.
     """
-    p1, p2 = _check_counts(n_numeric, n_categorical)
+    p1, p2 = check_counts(n_numeric, n_categorical)
     if norm not in (1, 2):
         raise ValueError(f"norm must be 1 or 2, got {norm!r}")
     return float(p1 + 2 * p2) if norm == 1 else float(np.sqrt(p1 + 2 * p2))
@@ -303,8 +193,8 @@ def worst_case_rows(n_numeric: int, group_sizes=(), *, between_classes: bool = F
     group. ``between_classes=True`` appends class labels 0 (``x``) and 1 (``x'``): the DP-LDA
     worst case, a record that changes class.
     """
-    sizes = _check_group_sizes(group_sizes)
-    p1, p2 = _check_counts(n_numeric, len(sizes))
+    sizes = check_group_sizes(group_sizes)
+    p1, p2 = check_counts(n_numeric, len(sizes))
     slope = 1 if between_classes else -1
     t = 0.0 if p1 == 0 else float(np.clip((p2 + slope) / (p1 + 1), 0.0, 1.0))
     labels = ([[0.0]], [[1.0]]) if between_classes else ([], [])
@@ -342,11 +232,11 @@ class OneHotRows(NeighbourRelation):
     """
 
     def __init__(self, n_numeric: int, group_sizes=(), n_classes: int | None = None):
-        self.n_numeric, _ = _check_counts(n_numeric, len(tuple(group_sizes)))
-        self.group_sizes = _check_group_sizes(group_sizes)
+        self.n_numeric, _ = check_counts(n_numeric, len(tuple(group_sizes)))
+        self.group_sizes = check_group_sizes(group_sizes)
         self.n_classes = None if n_classes is None else check_integer(n_classes, "n_classes", minimum=2)
         self.width = self.n_numeric + sum(self.group_sizes) + (n_classes is not None)
-        self._bounds = [(sl.start, sl.stop) for sl in _group_slices(self.n_numeric, self.group_sizes)]
+        self._bounds = [(sl.start, sl.stop) for sl in group_slices(self.n_numeric, self.group_sizes)]
         label = f", class label in 0..{n_classes - 1}" if n_classes else ""
         self.description = (
             f"replace one row: {self.n_numeric} numeric in [0,1], dummy groups {list(self.group_sizes)}{label}"
@@ -406,50 +296,12 @@ class OneHotRows(NeighbourRelation):
 # --------------------------------------------------------------------------------------
 # Statistics
 # --------------------------------------------------------------------------------------
-def _check_datasets(X, name: str = "X") -> np.ndarray:
-    """``X`` as a finite float64 dataset ``(n, p)`` or stack of datasets ``(m, n, p)``."""
-    X = check_array(X, ndim=None, name=name, min_rows=0)
-    if X.ndim not in (2, 3):
-        raise ValueError(f"{name} must be a dataset (n, p) or a stack of datasets (m, n, p), got shape {X.shape}")
-    return X
-
-
-def _row_weights(weights, shape: tuple[int, ...]) -> np.ndarray | None:
-    """Validated row weights of shape ``shape`` (the datasets' leading axes), or None for weight 1."""
-    if weights is None:
-        return None
-    w = check_array(weights, ndim=None, name="weights", min_rows=0)
-    if w.shape != shape:
-        raise ValueError(f"weights must hold one weight per row, shape {shape}, got {w.shape}")
-    return w
-
-
-def moment_sums(X, weights=None) -> tuple[np.ndarray, np.ndarray]:
-    """``(sum_x w_x x, sum_x w_x x x^T)``: the statistics DP-PCA perturbs (Section 3.1, step 1).
-
-    Parameters
-    ----------
-    X : array_like of shape (n, p) or (m, n, p)
-        A dataset, or a stack of ``m`` datasets (then every output gains a leading axis ``m``).
-    weights : array_like of shape (n,) or (m, n), optional
-        Row weights; default 1. With 0/1 weights (the presence column of :class:`AddRemoveRows`)
-        the sums run over the rows of weight 1 only.
-
-    Returns
-    -------
-    sums : ndarray of shape (..., p)
-    second : ndarray of shape (..., p, p)
-    """
-    X = _check_datasets(X)
-    w = _row_weights(weights, X.shape[:-1])
-    Xw = X if w is None else X * w[..., None]
-    return Xw.sum(axis=-2), np.swapaxes(Xw, -1, -2) @ X
 
 
 def moments_vector(X, weights=None) -> np.ndarray:
     """``(sum x, triangle(sum x x^T))`` as one vector (one per dataset of a stack): the query of Lemma 1.
 
-    ``X`` and ``weights`` as in :func:`moment_sums`.
+    ``X`` and ``weights`` as in :func:`~dpnb.papers.onehot.moment_sums`.
     """
     sums, second = moment_sums(X, weights)
     return np.concatenate([sums, triangle(second)], axis=-1)
@@ -539,13 +391,13 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         ``y`` is ignored.
         """
         epsilon, _ = self._check_privacy(needs_delta=False)
-        X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
+        X, n_numeric, sizes = onehot_layout(X, self.group_sizes)
         check_choice(self.noise_scale, "noise_scale", NOISE_SCALES)
         noise = check_noise(self.noise)
         check_bool(self.tight_projection, "tight_projection")
         n, p = X.shape
         k = check_n_components(self.n_components, p)
-        sum_x, sum_xx = _checked_moments(X, n_numeric, sizes)  # the value checks of X ride on this pass
+        sum_x, sum_xx = checked_moments(X, n_numeric, sizes)  # the value checks of X ride on this pass
         rng = self._make_rng()
         self.budget_ = split_budget(epsilon, 0.0, {"moments": 0.5, "projection": 0.5})
         diameter = row_diameter(n_numeric, len(sizes), norm=2) if self.tight_projection else None
@@ -675,7 +527,7 @@ def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None, 
         sensitivity = float(X.shape[1])
     else:
         X, n_numeric = check_onehot_data(X, group_sizes)
-        sensitivity = row_diameter(n_numeric, len(_check_group_sizes(group_sizes)))
+        sensitivity = row_diameter(n_numeric, len(check_group_sizes(group_sizes)))
     return laplace_mechanism(X, sensitivity, epsilon, random_state=random_state, noise=noise)
 
 
@@ -751,24 +603,3 @@ def mse_per_record(released, X) -> float:
         raise ValueError(f"released has shape {released.shape} but X has {X.shape}")
     diff = released - X
     return float(np.einsum("ij,ij->", diff, diff) / X.shape[0])
-
-
-# DP-LDA's public names, importable from here as before the split; loaded on first use because
-# dpnb.papers.lda_publishing itself imports the shared layout from this module.
-_LDA_NAMES = (
-    "DPLDAPublisher",
-    "attribute_entropy_kl",
-    "class_sums",
-    "lda_sensitivity",
-    "lda_vector",
-    "sample_releases",
-    "statistics_distance",
-)
-
-
-def __getattr__(name: str):
-    if name in _LDA_NAMES:
-        from dpnb.papers import lda_publishing
-
-        return getattr(lda_publishing, name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

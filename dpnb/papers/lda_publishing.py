@@ -9,8 +9,8 @@ the audits search, :func:`attribute_entropy_kl` and :func:`statistics_distance` 
 yardsticks (Fig. 4).
 
 The data layout ``[numeric in [0, 1] | one-hot groups]``, its checks, the neighbour notions and
-the statistics DP-PCA shares live in :mod:`dpnb.papers.component_analysis` (Section 3.1), which
-also re-exports every public name of this module.
+the statistics DP-PCA shares live in :mod:`dpnb.papers.onehot`; DP-PCA itself (Section 3.1) in
+:mod:`dpnb.papers.component_analysis`.
 """
 
 from __future__ import annotations
@@ -21,20 +21,20 @@ from sklearn.utils.validation import check_is_fitted
 from dpnb.ground.compiled import value_range
 from dpnb.ground.validation import check_array, check_choice, check_fraction, check_integer
 from dpnb.numerics.linalg import triangle
-from dpnb.papers.component_analysis import (
+from dpnb.papers.onehot import (
     NEIGHBOURS,
     NOISE_SCALES,
-    _check_counts,
-    _check_datasets,
-    _check_group_sizes,
-    _group_slices,
-    _max_over_t,
-    _onehot_gram,
-    _onehot_layout,
-    _row_weights,
+    check_counts,
+    check_datasets,
+    check_group_sizes,
     check_onehot_data,
+    group_slices,
+    max_over_t,
     moment_sums,
+    onehot_gram,
+    onehot_layout,
     record_contribution,
+    row_weights,
 )
 from dpnb.privacy.audit import check_neighbours
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
@@ -51,16 +51,16 @@ def lda_sensitivity(
     (dummies). ``"corrected"`` with ``neighbours="replace-row"`` (the replaced record may change
     class): ``max_t p1(1+t) + 2 p2 + p1(p1+1)(1-t^2)/2 + p1 p2 (1+t) + p2(p2+1)``, the
     cross-class case, which dominates the within-class one; with ``"add-remove-row"``:
-    :func:`dpnb.papers.component_analysis.record_contribution`. Class *counts* are not included; their sensitivity is 2
+    :func:`dpnb.papers.onehot.record_contribution`. Class *counts* are not included; their sensitivity is 2
     (replace) or 1 (add/remove) and :class:`DPLDAPublisher` releases them separately.
     """
-    p1, p2 = _check_counts(n_numeric, n_categorical)
+    p1, p2 = check_counts(n_numeric, n_categorical)
     check_neighbours(neighbours, NEIGHBOURS)
     if check_choice(noise_scale, "noise_scale", NOISE_SCALES) == "paper":
         return float(2 * (p1 + p2) + ((p1 + p2 + 1) * (p1 + p2) + p2 * (p2 + 1)) / 2)
     if neighbours == "add-remove-row":
         return record_contribution(p1, p2)
-    return _max_over_t(p1, p2, +1)
+    return max_over_t(p1, p2, +1)
 
 
 def _check_labels(y, shape: tuple[int, ...], n_classes: int) -> np.ndarray:
@@ -84,12 +84,12 @@ def class_sums(X, y, n_classes: int, weights=None) -> tuple[np.ndarray, np.ndarr
 
     ``y`` holds integer labels in ``0..n_classes-1``, one per row. ``X`` may be a stack of
     datasets ``(m, n, p)`` with labels ``(m, n)`` (every output gains a leading axis ``m``), and
-    ``weights`` row weights as in :func:`dpnb.papers.component_analysis.moment_sums` (counts are then sums of weights).
+    ``weights`` row weights as in :func:`dpnb.papers.onehot.moment_sums` (counts are then sums of weights).
     """
-    X = _check_datasets(X)
+    X = check_datasets(X)
     n_classes = check_integer(n_classes, "n_classes", minimum=2)
     y = _check_labels(y, X.shape[:-1], n_classes)
-    w = _row_weights(weights, X.shape[:-1])
+    w = row_weights(weights, X.shape[:-1])
     onehot = np.eye(n_classes)[y] if w is None else np.eye(n_classes)[y] * w[..., None]
     return np.swapaxes(onehot, -1, -2) @ X, onehot.sum(axis=-2), moment_sums(X, w)[1]
 
@@ -100,7 +100,7 @@ def _grid_class_moments(
     """Class sums, class counts and pooled ``sum x x^T`` of the rows of ``X`` rounded to the grid ``2^-16``: exact.
 
     ``X`` is a ``[numeric | one-hot]`` matrix (``n_numeric`` numeric columns, groups of ``sizes``),
-    validated on the way block by block as :func:`dpnb.papers.component_analysis.check_onehot_data`
+    validated on the way block by block as :func:`dpnb.papers.onehot.check_onehot_data`
     would (one pass over the data).
 
     Every entry of ``X`` (in ``[0, 1]``) is first rounded to the nearest multiple of ``2^-16``
@@ -128,7 +128,7 @@ def _grid_class_moments(
     everywhere.
     """
     p = X.shape[1]
-    total = _onehot_gram(X, y, n_classes, n_numeric, sizes, grid=True, chunk=chunk)
+    total = onehot_gram(X, y, n_classes, n_numeric, sizes, grid=True, chunk=chunk)
     total *= 2.0**-32
     return total[p:, :p], np.diag(total[p:, p:]).copy(), total[:p, :p]
 
@@ -137,9 +137,9 @@ def lda_vector(Z, n_classes: int = 2, weights=None) -> np.ndarray:
     """``(class sums, triangle(pooled sum x x^T))`` of rows ``[x | label]``: the query of Section 3.2.
 
     ``Z`` is one dataset ``(n, p + 1)`` or a stack ``(m, n, p + 1)`` (one vector per dataset);
-    ``weights`` are row weights as in :func:`dpnb.papers.component_analysis.moment_sums`.
+    ``weights`` are row weights as in :func:`dpnb.papers.onehot.moment_sums`.
     """
-    Z = _check_datasets(Z, "Z")
+    Z = check_datasets(Z, "Z")
     sums, _, second = class_sums(Z[..., :-1], Z[..., -1], n_classes, weights)
     return np.concatenate([sums.reshape(*sums.shape[:-2], -1), triangle(second)], axis=-1)
 
@@ -230,7 +230,7 @@ class DPLDAPublisher(PrivateEstimator):
         n_classes = check_integer(self.n_classes, "n_classes", minimum=2)
         check_choice(self.noise_scale, "noise_scale", NOISE_SCALES)
         noise = check_noise(self.noise)
-        X, n_numeric, sizes = _onehot_layout(X, self.group_sizes)
+        X, n_numeric, sizes = onehot_layout(X, self.group_sizes)
         y = _check_labels(y, X.shape[:1], n_classes)
         sums, counts, sum_xx = _grid_class_moments(X, y, n_classes, n_numeric, sizes)  # X's value checks ride along
         rng = self._make_rng()
@@ -364,7 +364,7 @@ def sample_releases(publishers) -> list[tuple[np.ndarray, np.ndarray]]:
         if not isinstance(pub, DPLDAPublisher):
             raise TypeError(f"publishers must be DPLDAPublisher instances, got {type(pub).__name__}")
         check_is_fitted(pub, "means_")
-    layout = {(pub.means_.shape, pub._n_numeric, _check_group_sizes(pub.group_sizes)) for pub in publishers}
+    layout = {(pub.means_.shape, pub._n_numeric, check_group_sizes(pub.group_sizes)) for pub in publishers}
     if len(layout) > 1:
         raise ValueError("the publishers must share n_classes, the number of features and group_sizes")
     # Every generator draws its record order first, as a one-release sampler does.
@@ -389,7 +389,7 @@ def _lockstep(means, second, labels, template, rngs) -> list[np.ndarray]:
     n_numeric = template._n_numeric
     groups = [
         (slice(sl.start - n_numeric, sl.stop - n_numeric), np.eye(sl.stop - sl.start))
-        for sl in _group_slices(n_numeric, _check_group_sizes(template.group_sizes))
+        for sl in group_slices(n_numeric, check_group_sizes(template.group_sizes))
     ]
     lengths = np.array([lab.size for lab in labels])
     padded = np.zeros((B, lengths[0]), dtype=int)
@@ -419,7 +419,7 @@ def _lockstep(means, second, labels, template, rngs) -> list[np.ndarray]:
 def _attribute_histograms(X, y, n_numeric: int, group_sizes, n_classes: int, bins: int) -> list[np.ndarray]:
     """Counts per attribute: numerics in ``bins`` equal bins of [0, 1], dummy groups by level, the label."""
     hists = [np.bincount(np.minimum((X[:, j] * bins).astype(int), bins - 1), minlength=bins) for j in range(n_numeric)]
-    hists += [X[:, sl].sum(axis=0) for sl in _group_slices(n_numeric, group_sizes)]
+    hists += [X[:, sl].sum(axis=0) for sl in group_slices(n_numeric, group_sizes)]
     return hists + [np.bincount(y, minlength=n_classes)]
 
 
@@ -436,7 +436,7 @@ def attribute_entropy_kl(X, y, X_ref, y_ref, group_sizes=(), *, n_classes: int =
     X, n_numeric = check_onehot_data(X, group_sizes)
     X_ref, _ = check_onehot_data(X_ref, group_sizes)
     y, y_ref = _check_labels(y, X.shape[:1], n_classes), _check_labels(y_ref, X_ref.shape[:1], n_classes)
-    sizes = _check_group_sizes(group_sizes)
+    sizes = check_group_sizes(group_sizes)
     entropy, kl = [], []
     for h, g in zip(
         _attribute_histograms(X, y, n_numeric, sizes, n_classes, bins),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import yaml
 
-from dpnb.book.parameters import read_value, read_yaml
+from dpnb.reporting.parameters import read_value, read_yaml
 from dpnb.tools.records import RESERVED
 
 
@@ -146,7 +146,7 @@ def parse_assignment(text: str) -> tuple[str, list]:
 
 
 def read_yaml_file(path):
-    """The YAML document in the file ``path``, read as :func:`dpnb.book.parameters.read_yaml` reads values.
+    """The YAML document in the file ``path``, read as :func:`dpnb.reporting.parameters.read_yaml` reads values.
 
     Raises
     ------

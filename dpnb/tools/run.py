@@ -37,7 +37,7 @@ overrides one parameter in every selected notebook (``--parameters "NAME VALUE .
 several in one argument, as ``make run P=...`` does): the value is read as YAML (``1e-5``,
 ``inf`` and ``-inf`` as floats, as in Python) and converted to the parameter's annotated type.
 Every name, type and range is checked against the notebook's parameters cell and the validation
-cell after it before any kernel starts (:func:`dpnb.book.parameters.check_notebook_parameters`); so
+cell after it before any kernel starts (:func:`dpnb.reporting.parameters.check_notebook_parameters`); so
 is every ``--only`` name. A parameter the run sets itself (``output_dir``) is refused, naming the
 option to use. A profile file that is not valid YAML, or holds a tag such as ``!!python/object``,
 is refused with one line naming the file and the line.
@@ -69,9 +69,9 @@ import time
 import uuid
 from pathlib import Path
 
-from dpnb.book.claims import VERDICTS, read_claims
-from dpnb.book.parameters import check_notebook_parameters, parameter_names, read_value
-from dpnb.book.report import markdown_table
+from dpnb.reporting.claims import VERDICTS, read_claims
+from dpnb.reporting.parameters import check_notebook_parameters, parameter_names, read_value
+from dpnb.reporting.report import markdown_table
 from dpnb.tools.executor import (
     ALLOCATOR,
     STOP_POLL,
@@ -554,7 +554,7 @@ def plan(
     """The parameters of every notebook, and the notebooks that have no entry for ``profile``.
 
     Each value is converted to the parameter's annotated type and checked by the notebook's own
-    validation cell (:func:`dpnb.book.parameters.check_notebook_parameters`, with ``output_dir`` as
+    validation cell (:func:`dpnb.reporting.parameters.check_notebook_parameters`, with ``output_dir`` as
     the run sets it); ``texts`` are the ``-p`` values as typed.
 
     Raises :class:`UsageError` for an unknown profile or parameter name, or a value of the wrong

@@ -7,8 +7,8 @@
   the ``:::{admonition} Solutions`` block of the Exercises section and the solution code cell after
   it (tagged ``hide-cell``, opening with ``# Solutions``); the exercises, and every other cell with its
   committed outputs, are kept. Where the solution cell printed answer fingerprints
-  (:func:`dpnb.book.exercises.answer`), a check cell takes its place, one
-  :func:`dpnb.book.exercises.check` line per answer for the student to fill in and run;
+  (:func:`dpnb.reporting.exercises.answer`), a check cell takes its place, one
+  :func:`dpnb.reporting.exercises.check` line per answer for the student to fill in and run;
 - ``book/``: the course book built from those notebooks (``--no-book`` skips it).
 
 The instructor edition is the repository itself. A chapter whose Exercises section does not follow the
@@ -36,7 +36,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from dpnb.book.exercises import check_cell
+from dpnb.reporting.exercises import check_cell
 
 ROOT = Path(__file__).resolve().parents[2]
 EXERCISES = "## Exercises"

@@ -122,7 +122,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from dpnb.book.parameters import parameter_names
+from dpnb.reporting.parameters import parameter_names
 from dpnb.tools.executor import NotebookFailed, execute_notebook, failure_reason
 from dpnb.tools.grid import check_grid, expand_grid, parse_assignment, parse_seeds, point_key, read_grid, scalars
 from dpnb.tools.records import (
@@ -219,7 +219,7 @@ class NotebookTask:
 
     def run(self, params: dict, seed: int, folder: Path, log) -> dict:
         """Execute the notebook into ``folder``; metrics from its ``claims.json`` and ``metrics.json``."""
-        from dpnb.book.claims import read_claims
+        from dpnb.reporting.claims import read_claims
 
         execute_notebook(
             self.path,
@@ -527,7 +527,7 @@ def sweep_records(
     ``status``, ``error``, ``metrics`` (the task's dict, as JSON gives it back), ``versions``,
     ``git_revision`` and ``seconds``. Code below the tools, which imports no tool, takes this
     function from its caller to run its points on a sweep (``sweep={"runner": sweep_records, ...}`` in
-    :func:`dpnb.book.comparison.run_grid`).
+    :func:`dpnb.chapters.comparison.run_grid`).
     """
     records, output = _sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress)
     write_table(records, output)
