@@ -22,11 +22,12 @@ Dask is imported only when the input is a Dask array: the runtime does not need 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from dpnb.ground.validation import check_array
+from dpnb.numerics.linalg import block_rows, row_blocks
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # kept as given: read in blocks, summed in float64
 
@@ -71,9 +72,27 @@ def check_rows(X, *, name: str = "X", min_rows: int = 1):
     return check_array(X, ndim=2, name=name, min_rows=min_rows, finite=False)
 
 
-def as_float64(block) -> np.ndarray:
-    """A block of rows as float64 (a copy of a float32 block, which is exact; float64 as is)."""
-    return np.asarray(block, dtype=np.float64)
+def float64_blocks(X) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, rows)`` for the cache-sized row blocks of ``X`` (:func:`dpnb.numerics.linalg.row_blocks`), as float64.
+
+    A float64 ``X`` yields views; any other dtype is converted block by block into one reused buffer
+    (exact for float32), so a pass never holds a float64 copy of ``X`` nor allocates per block. The
+    buffer is overwritten by the next block: use each block before asking for the next.
+
+    Examples
+    --------
+    >>> [(start, rows.dtype.name, len(rows)) for start, rows in float64_blocks(np.ones((3, 2), np.float32))]
+    [(0, 'float64', 3)]
+    """
+    if X.dtype == np.float64:
+        for rows in row_blocks(*X.shape):
+            yield rows.start, X[rows]
+        return
+    buffer = np.empty((min(block_rows(X.shape[1]), X.shape[0]), X.shape[1]))
+    for rows in row_blocks(*X.shape):
+        block = buffer[: rows.stop - rows.start]
+        block[...] = X[rows]
+        yield rows.start, block
 
 
 def row_sums(statistic: Callable, X, *columns) -> tuple[np.ndarray, ...]:

@@ -46,8 +46,8 @@ from dpnb.ground.validation import (
     check_row_norms,
 )
 from dpnb.numerics.bingham import MAX_CONCENTRATION, bingham_gibbs, vector_bingham_exact
-from dpnb.numerics.blocks import as_float64, check_rows, row_sums
-from dpnb.numerics.linalg import PARTS, one_blas_thread, row_blocks, symmetrize_upper
+from dpnb.numerics.blocks import check_rows, float64_blocks, row_sums
+from dpnb.numerics.linalg import PARTS, one_blas_thread, symmetrize_upper
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
 from dpnb.privacy.mechanisms import CALIBRATIONS, check_gaussian_sigma, gaussian_sigma
@@ -92,13 +92,12 @@ def _checked_gram(X, *, exponent: int, radius: float) -> tuple[np.ndarray]:
     """``(sum_i z_i z_i^T,)``, ``z_i = 2^exponent x_i``, over the rows of ``X`` after checking ``||z_i|| <= radius``.
 
     The per-block statistic of :func:`second_moment` (:func:`dpnb.numerics.blocks.row_sums`): cache-sized
-    row blocks, each read as float64 (a float32 block is copied, exactly, one block at a time), scaled by
+    row blocks, each read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`), scaled by
     ``2^exponent`` (exact), its squared norms checked, its Gram matrix added by BLAS.
     """
     limit = (radius * (1 + 1e-9)) ** 2
     gram = np.zeros((X.shape[1], X.shape[1]))
-    for rows in row_blocks(*X.shape):
-        block = as_float64(X[rows])
+    for _, block in float64_blocks(X):
         if exponent:
             block = np.ldexp(block, exponent)
         squared = np.einsum("ij,ij->i", block, block)
