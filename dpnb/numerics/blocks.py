@@ -22,12 +22,13 @@ Dask is imported only when the input is a Dask array: the runtime does not need 
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator
 
 import numpy as np
 
 from dpnb.ground.validation import check_array
-from dpnb.numerics.linalg import block_rows, row_blocks
+from dpnb.numerics.linalg import block_rows
 
 FLOAT_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))  # kept as given: read in blocks, summed in float64
 
@@ -72,9 +73,10 @@ def check_rows(X, *, name: str = "X", min_rows: int = 1):
     return check_array(X, ndim=2, name=name, min_rows=min_rows, finite=False)
 
 
-def float64_blocks(X) -> Iterator[tuple[int, np.ndarray]]:
-    """``(start, rows)`` for the cache-sized row blocks of ``X`` (:func:`dpnb.numerics.linalg.row_blocks`), as float64.
+def float64_blocks(X, chunk: int | None = None) -> Iterator[tuple[int, np.ndarray]]:
+    """``(start, rows)`` for the row blocks of ``X``, as float64.
 
+    Blocks of ``chunk`` rows, by default :func:`dpnb.numerics.linalg.block_rows` (cache-sized).
     A float64 ``X`` yields views; any other dtype is converted block by block into one reused buffer
     (exact for float32), so a pass never holds a float64 copy of ``X`` nor allocates per block. The
     buffer is overwritten by the next block: use each block before asking for the next.
@@ -84,15 +86,17 @@ def float64_blocks(X) -> Iterator[tuple[int, np.ndarray]]:
     >>> [(start, rows.dtype.name, len(rows)) for start, rows in float64_blocks(np.ones((3, 2), np.float32))]
     [(0, 'float64', 3)]
     """
+    n = X.shape[0]
+    chunk = block_rows(X.shape[1]) if chunk is None else chunk
     if X.dtype == np.float64:
-        for rows in row_blocks(*X.shape):
-            yield rows.start, X[rows]
+        for start in range(0, n, chunk):
+            yield start, X[start : start + chunk]
         return
-    buffer = np.empty((min(block_rows(X.shape[1]), X.shape[0]), X.shape[1]))
-    for rows in row_blocks(*X.shape):
-        block = buffer[: rows.stop - rows.start]
-        block[...] = X[rows]
-        yield rows.start, block
+    buffer = np.empty((min(chunk, n), X.shape[1]))
+    for start in range(0, n, chunk):
+        block = buffer[: min(chunk, n - start)]
+        block[...] = X[start : start + chunk]
+        yield start, block
 
 
 def row_sums(statistic: Callable, X, *columns) -> tuple[np.ndarray, ...]:
@@ -139,3 +143,51 @@ def row_sums(statistic: Callable, X, *columns) -> tuple[np.ndarray, ...]:
         for acc, value in zip(total, part, strict=True):
             acc += value
     return total
+
+
+def map_rows(function, X, n_columns: int):
+    """``function`` applied to blocks of rows: ``function(X)`` for a NumPy ``X``, a lazy Dask array for a Dask ``X``.
+
+    For a Dask ``X`` every chunk of rows (all columns) becomes ``function(chunk)``, an
+    ``(m, n_columns)`` float64 block, computed on the cluster when the result is computed; an error
+    raised by ``function`` on any chunk is raised by that computation.
+
+    Examples
+    --------
+    >>> map_rows(lambda rows: 2 * rows, np.ones((2, 1)), 1)
+    array([[2.],
+           [2.]])
+    """
+    if not is_dask_array(X):
+        return function(X)
+    X = X.rechunk({1: -1})
+    return X.map_blocks(function, dtype=np.float64, chunks=(X.chunks[0], (n_columns,)))
+
+
+def project_rows(X, M, chunk: int = 8192) -> np.ndarray:
+    """``X M`` as a float64 array in memory, formed ``chunk`` rows at a time (NumPy) or per chunk on the cluster (Dask).
+
+    One ``(n, k)`` output and no float64 copy of ``X``: NumPy rows are multiplied in blocks of
+    ``chunk`` rows into the output; a Dask array's chunks are multiplied on the cluster and stored
+    into it. The two agree to BLAS round-off (one dot product of length ``d`` per entry).
+
+    Examples
+    --------
+    >>> project_rows(np.ones((3, 2), np.float32), np.eye(2)[:, :1]).ravel()
+    array([1., 1., 1.])
+    """
+    M = np.asarray(M, dtype=np.float64)
+    out = np.empty((X.shape[0], M.shape[1]))
+    if is_dask_array(X):
+        import dask.array as da
+
+        da.store(map_rows(functools.partial(_times, M=M), X, M.shape[1]), out, lock=False)
+        return out
+    for start in range(0, X.shape[0], chunk):
+        np.matmul(X[start : start + chunk], M, out=out[start : start + chunk])
+    return out
+
+
+def _times(rows, M) -> np.ndarray:
+    """``rows M`` (a picklable product for :func:`project_rows`'s Dask path)."""
+    return rows @ M

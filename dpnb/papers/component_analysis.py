@@ -41,6 +41,7 @@ with ValueError (the bounds are public arguments, never read from the data; resc
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -62,6 +63,7 @@ from dpnb.ground.validation import (
     check_release_range,
     check_sensitivity,
 )
+from dpnb.numerics.blocks import check_rows, project_rows
 from dpnb.numerics.gram import indicator_gram
 from dpnb.numerics.linalg import top_eigenvectors, triangle
 from dpnb.privacy.audit import NeighbourRelation, check_neighbours
@@ -103,14 +105,15 @@ def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
     n_numeric : int
         Number of leading numeric columns, ``p - sum(group_sizes)``.
     """
-    X, n_numeric, sizes = _onehot_layout(X, group_sizes)
+    X, n_numeric, sizes = _onehot_layout(check_array(X, ndim=2, name="X", finite=False), group_sizes)
     _check_onehot_block(X, n_numeric, sizes)
     return X, n_numeric
 
 
 def _onehot_layout(X, group_sizes) -> tuple[np.ndarray, int, tuple[int, ...]]:
-    """``X`` as a non-empty 2-D float64 array, its number of numeric columns and the group sizes (no value checks)."""
-    X = check_array(X, ndim=2, name="X", finite=False)  # finiteness: with the value checks of the moments pass
+    """``X`` as a non-empty 2-D array (:func:`dpnb.numerics.blocks.check_rows`), its number of numeric columns and the
+    group sizes (no value checks)."""
+    X = check_rows(X, name="X")  # float32 and Dask arrays kept; finiteness: with the value checks of the moments pass
     sizes = _check_group_sizes(group_sizes, X.shape[1])
     return X, X.shape[1] - sum(sizes), sizes
 
@@ -143,7 +146,7 @@ def _onehot_gram(X, y, n_classes: int, n_numeric: int, sizes, *, grid: bool, chu
         n_classes,
         groups.reshape(-1, 2),
         grid=grid,
-        on_bad_rows=lambda block: _check_onehot_block(block, n_numeric, sizes),
+        on_bad_rows=functools.partial(_check_onehot_block, n_numeric=n_numeric, sizes=sizes),
         chunk=chunk,
     )
 
@@ -591,10 +594,9 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         """
         scale = self.sensitivity_["projection"] / self.budget_["projection"][0]
         shift = self.mean_ @ self.components_.T
-        scores = np.empty((X.shape[0], self.components_.shape[0]))
+        scores = project_rows(X, self.components_.T, chunk)  # Dask: per chunk on the cluster
         for start in range(0, X.shape[0], chunk):
             block = scores[start : start + chunk]
-            np.matmul(X[start : start + chunk], self.components_.T, out=block)
             block -= shift
             if noise == "exact":
                 epsilon = self.budget_["projection"][0]
