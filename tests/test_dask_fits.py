@@ -206,3 +206,14 @@ def test_a_fit_on_a_distributed_cluster_matches_the_in_memory_fit():
     assert np.array_equal(
         published.means_, DPLDAPublisher(1.0, group_sizes=(3,), random_state=5).fit(*onehot_rows()).means_
     )
+
+
+def test_estimators_without_a_block_reduction_refuse_dask_input():
+    from dpnb.papers.pca_gauss import PCAGauss
+    from dpnb.papers.ron_gauss import RONGauss
+
+    X = lazy(unit_rows())
+    with pytest.raises(TypeError, match="RONGauss does not reduce Dask arrays"):
+        RONGauss(2, 1.0).fit(X)
+    with pytest.raises(TypeError, match="PCAGauss does not reduce Dask arrays"):
+        PCAGauss(2, 1.0, bounds=(-1.0, 1.0)).fit(X)

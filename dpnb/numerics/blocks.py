@@ -191,3 +191,19 @@ def project_rows(X, M, chunk: int = 8192) -> np.ndarray:
 def _times(rows, M) -> np.ndarray:
     """``rows M`` (a picklable product for :func:`project_rows`'s Dask path)."""
     return rows @ M
+
+
+def refuse_dask(X, estimator: str, reason: str) -> None:
+    """Raise a TypeError for a Dask ``X`` given to an estimator that has no block reduction yet.
+
+    Better than computing the whole array into the client's memory behind the caller's back.
+
+    Examples
+    --------
+    >>> refuse_dask(np.zeros((2, 2)), "PCAGauss", "its statistics are not row sums yet")  # NumPy: nothing to say
+    """
+    if is_dask_array(X):
+        raise TypeError(
+            f"{estimator} does not reduce Dask arrays block by block yet ({reason}); pass X.compute() "
+            "if X fits in memory"
+        )

@@ -476,6 +476,10 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     in all (``benchmarks/gram_floor.py`` times this floor beside the fit; measured on an AMD EPYC,
     one OpenBLAS thread, ``n d = 2e7``: 1.0-1.1 times it at ``d`` = 20, 77, 200 and 500).
 
+    ``X`` may be float32 or a ``dask.array``: the moments are summed chunk by chunk on the Dask cluster
+    (:func:`dpnb.numerics.blocks.row_sums`) and the projections formed there; the noise is drawn on the
+    client, and ``scores_`` (one row per record) is held in memory.
+
     Parameters
     ----------
     n_components : int

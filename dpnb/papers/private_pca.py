@@ -449,6 +449,10 @@ class _PrivateSubspace(TransformerMixin, PrivateEstimator):
 class ModSULQ(_PrivateSubspace):
     """MOD-SULQ estimator (Algorithm 1), (epsilon, delta)-DP.
 
+    ``X`` may be float32 (read as float64 block by block, no full copy) or a ``dask.array``: its second
+    moment is then summed chunk by chunk on the Dask cluster and the noise drawn once on the client
+    (:func:`dpnb.numerics.blocks.row_sums`), the in-memory release to round-off.
+
     Parameters
     ----------
     n_components : int
@@ -527,6 +531,8 @@ class ModSULQ(_PrivateSubspace):
 
 class PPCA(_PrivateSubspace):
     """PPCA estimator (Algorithm 2), epsilon-DP for the exact Bingham draw.
+
+    ``X`` may be float32 or a ``dask.array``, as for :class:`ModSULQ` (the same second moment).
 
     Parameters
     ----------
