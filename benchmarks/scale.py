@@ -14,7 +14,8 @@ file), then, in one run:
   ``BYTES`` of memory each (2 workers, 1 GB: 2 GB in all), or on the cluster at ``--scheduler``;
   only the ``D x D`` sums of each chunk come back to the client;
 * samples the resident memory of the client and of every worker process every 0.1 s (psutil)
-  and prints the peaks;
+  and prints the peaks, and the workers' CPU seconds during the fit (on a shared machine the wall
+  time depends on the load; the CPU seconds do not);
 * checks the agreement with the in-memory fit on the first ``M`` rows (``M = 1e6``): the Dask fit
   of those rows against the NumPy fit of the same rows with the same seed, the second moments
   within the summations' round-off bound ``2 M u |X|^T |X| / M`` (entrywise), and the largest
@@ -91,7 +92,8 @@ def read_time(path: str, buffer_bytes: int = 64 * 2**20) -> float:
 
 
 class PeakMemory:
-    """Peak resident memory of this process and, separately, of the given worker processes (psutil)."""
+    """Peak resident memory of this process and, separately, of the given worker processes, and the workers'
+    CPU seconds (user + system) inside the ``with`` block (psutil)."""
 
     def __init__(self, pids=(), interval: float = 0.1):
         import psutil
@@ -114,13 +116,18 @@ class PeakMemory:
             self.cluster = max(self.cluster, total)
             self._stop.wait(self._interval)
 
+    def _cpu(self) -> float:
+        return sum(sum(p.cpu_times()[:2]) for p in self._workers)
+
     def __enter__(self):
+        self.cpu = -self._cpu()
         self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
         self._thread.join()
+        self.cpu += self._cpu()
 
 
 def agreement(path: str, shape, rows: int, chunk_rows: int) -> tuple[float, float]:
@@ -186,13 +193,15 @@ def main(argv=None) -> None:
         if not args.keep:
             os.remove(args.path)
     gib = 2.0**30
-    print(f"rows {n:.3g} x {d} float32 ({size / 1e9:.1f} GB), chunks of {args.chunk_rows} rows, {args.workers} workers")
+    where = f"{args.workers} local workers" if cluster is not None else args.scheduler
+    print(f"rows {n:.3g} x {d} float32 ({size / 1e9:.1f} GB), chunks of {args.chunk_rows} rows, {where}")
     print(f"one sequential read: {seconds_read:.1f} s ({size / seconds_read / 1e9:.2f} GB/s)")
     print(
         f"ModSULQ fit on Dask: {seconds_fit:.1f} s, {seconds_fit / seconds_read:.2f} x the read (goal <= {GOAL_RATIO})"
     )
     if cluster is not None:
         print(f"peak RSS: workers {peak.cluster / gib:.2f} GiB (goal <= 2), client {peak.client / gib:.2f} GiB")
+        print(f"workers' CPU during the fit: {peak.cpu:.0f} s (user + system)")
     print(f"released components: {fit.components_.shape}, sigma {fit.sigma_:.3g}")
     print(
         f"agreement on the first {m:.3g} rows: |A_dask - A_numpy| <= {ratio:.3g} x the round-off bound; "
