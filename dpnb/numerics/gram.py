@@ -31,9 +31,12 @@ same on every machine.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from dpnb.ground.compiled import GRID, indicator_block_sums
+from dpnb.numerics.blocks import float64_blocks, row_sums
 from dpnb.numerics.linalg import block_rows
 
 
@@ -42,9 +45,11 @@ def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chu
 
     Parameters
     ----------
-    X : ndarray of shape (n_samples, n_features), float64
+    X : ndarray or dask.array of shape (n_samples, n_features), float64 or float32
         Rows ``[numeric | one-hot groups]``; every value must lie in ``[0, 1]`` and every group
-        (columns ``groups[g, 0]..groups[g, 1] - 1``) hold 0/1 with exactly one 1.
+        (columns ``groups[g, 0]..groups[g, 1] - 1``) hold 0/1 with exactly one 1. float32 rows are
+        read as float64 block by block; a Dask array is reduced chunk by chunk on its cluster
+        (:func:`dpnb.numerics.blocks.row_sums`).
     y : ndarray of shape (n_samples,) of int in ``0..n_classes-1``, or of shape (0,)
         Class labels (validated by the caller); empty puts every row in class 0.
     n_classes : int
@@ -61,29 +66,30 @@ def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chu
         integer units, ``2^32`` times the sums of the rounded values.
     on_bad_rows : callable
         Called with the block of rows holding the first invalid value; it must raise (it words
-        the error, as the module's validators do). A ``RuntimeError`` follows if it returns.
+        the error, as the module's validators do). A ``RuntimeError`` follows if it returns. It must
+        pickle (a module-level function or a ``functools.partial`` of one) for a distributed cluster.
     chunk : int, optional
         Rows per block; default :func:`dpnb.numerics.linalg.block_rows` (about 2 MB, in cache while BLAS reads it).
 
     Returns
     -------
     G : ndarray of shape (n_features + n_classes, n_features + n_classes)
+
+    Examples
+    --------
+    >>> def refuse(rows):
+    ...     raise ValueError("X: values must lie in [0, 1]")
+    >>> X = np.array([[0.5, 1.0, 0.0], [0.25, 0.0, 1.0]])
+    >>> indicator_gram(X, np.empty(0, dtype=int), 1, np.array([[1, 3]]), grid=False, on_bad_rows=refuse)[3]
+    array([0.75, 1.  , 1.  , 2.  ])
     """
-    n, p = X.shape
-    chunk = block_rows(p) if chunk is None else chunk
     groups = np.asarray(groups, dtype=np.int64).reshape(-1, 2)
     y = np.asarray(y, dtype=np.int64)
-    rounded = np.empty((min(chunk, n), p) if grid else (0, p))  # the grid values of one block
-    second = np.zeros((p, p))
-    sums, counts = np.zeros((n_classes, p)), np.zeros(n_classes, dtype=np.int64)
-    for start in range(0, n, chunk):
-        block = X[start : start + chunk]
-        rows = rounded[: block.shape[0]] if grid else block
-        bad = indicator_block_sums(block, y[start : start + chunk], groups, grid, rounded, sums, counts)
-        if bad >= 0:
-            on_bad_rows(block)
-            raise RuntimeError(f"row {start + bad} failed the compiled check but not the validator")
-        second += rows.T @ rows
+    statistic = functools.partial(
+        indicator_sums, n_classes=n_classes, groups=groups, grid=grid, on_bad_rows=on_bad_rows, chunk=chunk
+    )
+    second, sums, counts = row_sums(statistic, X, *((y,) if y.size else ()))
+    p = second.shape[0]
     weight = GRID if grid else 1.0
     G = np.empty((p + n_classes, p + n_classes))
     G[:p, :p] = second
@@ -91,3 +97,26 @@ def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chu
     G[:p, p:] = G[p:, :p].T
     G[p:, p:] = np.diag(weight * weight * counts.astype(float))
     return G
+
+
+def indicator_sums(X, y=None, *, n_classes: int, groups, grid: bool, on_bad_rows, chunk: int | None = None):
+    """``(sum x x^T, class sums, class counts)`` of some rows: the per-block statistic of :func:`indicator_gram`.
+
+    The rows are checked and, with ``grid``, rounded (in ``2^16`` units) as :func:`indicator_gram` documents;
+    ``y`` None puts every row in class 0. One pass in blocks of ``chunk`` rows
+    (:func:`dpnb.numerics.blocks.float64_blocks`).
+    """
+    n, p = X.shape
+    chunk = block_rows(p) if chunk is None else chunk
+    y = np.empty(0, dtype=np.int64) if y is None else y
+    rounded = np.empty((min(chunk, n), p) if grid else (0, p))  # the grid values of one block
+    second = np.zeros((p, p))
+    sums, counts = np.zeros((n_classes, p)), np.zeros(n_classes, dtype=np.int64)
+    for start, block in float64_blocks(X, chunk):
+        rows = rounded[: block.shape[0]] if grid else block
+        bad = indicator_block_sums(block, y[start : start + chunk], groups, grid, rounded, sums, counts)
+        if bad >= 0:
+            on_bad_rows(block)
+            raise RuntimeError(f"row {start + bad} of a block failed the compiled check but not the validator")
+        second += rows.T @ rows
+    return second, sums, counts

@@ -32,6 +32,7 @@ Data outside the declared bounds is rejected (never clipped): bounds are public 
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
@@ -57,6 +58,7 @@ from dpnb.ground.validation import (
     check_release_range,
     check_sensitivity,
 )
+from dpnb.numerics.blocks import check_rows, is_dask_array, map_rows
 from dpnb.privacy import exact_noise
 from dpnb.privacy.audit import check_neighbours
 from dpnb.privacy.estimator import PrivateEstimator
@@ -721,14 +723,16 @@ class DPPro(TransformerMixin, PrivateEstimator):
         """Project rows the caller already holds with the public ``R``: ``X R``, **no noise added**.
 
         This is not a private release of ``X``; the private output of DPPro is ``embedding_``
-        (the training data's ``P``). Rows must lie inside ``bounds``.
+        (the training data's ``P``). Rows must lie inside ``bounds``. A ``dask.array`` gives a lazy Dask
+        array, mapped block by block (each block checked inside ``bounds`` when it is computed).
         """
         check_is_fitted(self, "components_")
-        X = check_array(X)
+        X = check_rows(X) if is_dask_array(X) else check_array(X)
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X has {X.shape[1]} columns but DPPro was fitted on {self.n_features_in_}")
         low, high = check_bounds(self.bounds, self.n_features_in_)
-        return check_in_box(X, low, high) @ self.components_.T
+        project = functools.partial(_project_in_box, low=low, high=high, M=self.components_.T)
+        return map_rows(project, X, self.components_.shape[0])
 
     def estimate_squared_distances(self, pairs=None):
         """Algorithm 2 on the released matrix (see :func:`squared_distance_estimate`)."""
@@ -740,6 +744,11 @@ class DPPro(TransformerMixin, PrivateEstimator):
 # Private helpers
 # --------------------------------------------------------------------------------------
 _NOISE_ROWS = 1 << 15  # rows of noise drawn per block in _release (a few MB at k <= 16)
+
+
+def _project_in_box(X, *, low, high, M) -> np.ndarray:
+    """``X M`` after checking every row of ``X`` lies in the box ``[low, high]`` (:meth:`DPPro.transform` per block)."""
+    return check_in_box(check_array(X), low, high) @ M
 
 
 def _release(X, R, sigma, rng) -> np.ndarray:

@@ -168,6 +168,10 @@ class DPLDAPublisher(PrivateEstimator):
     ``n d = 2e7``: 0.88, 1.04, 1.04 and 1.06 times its floor (one read of ``X`` plus ``X^T X``,
     ``benchmarks/gram_floor.py``) at ``d`` = 20, 77, 200 and 500.
 
+    ``X`` may be float32 or a ``dask.array`` (summed chunk by chunk on the Dask cluster,
+    :func:`dpnb.numerics.blocks.row_sums`; the grid makes the sums, hence the release, bit-identical to the
+    in-memory fit's); ``y`` is held in memory.
+
     Parameters
     ----------
     epsilon : float

@@ -12,11 +12,13 @@ built from (:func:`record_contribution`, :func:`max_over_t`) and the weighted mo
 
 from __future__ import annotations
 
+import functools
 import numbers
 
 import numpy as np
 
 from dpnb.ground.validation import check_array, check_in_box, check_integer
+from dpnb.numerics.blocks import check_rows
 from dpnb.numerics.gram import indicator_gram
 
 NOISE_SCALES = ("corrected", "paper")  # the noise_scale values of DP-PCA and DP-LDA
@@ -50,14 +52,15 @@ def check_onehot_data(X, group_sizes=()) -> tuple[np.ndarray, int]:
     n_numeric : int
         Number of leading numeric columns, ``p - sum(group_sizes)``.
     """
-    X, n_numeric, sizes = onehot_layout(X, group_sizes)
+    X, n_numeric, sizes = onehot_layout(check_array(X, ndim=2, name="X", finite=False), group_sizes)
     check_onehot_block(X, n_numeric, sizes)
     return X, n_numeric
 
 
 def onehot_layout(X, group_sizes) -> tuple[np.ndarray, int, tuple[int, ...]]:
-    """``X`` as a non-empty 2-D float64 array, its number of numeric columns and the group sizes (no value checks)."""
-    X = check_array(X, ndim=2, name="X", finite=False)  # finiteness: with the value checks of the moments pass
+    """``X`` as a non-empty 2-D array (:func:`dpnb.numerics.blocks.check_rows`), its number of numeric columns and the
+    group sizes (no value checks)."""
+    X = check_rows(X, name="X")  # float32 and Dask arrays kept; finiteness: with the value checks of the moments pass
     sizes = check_group_sizes(group_sizes, X.shape[1])
     return X, X.shape[1] - sum(sizes), sizes
 
@@ -90,7 +93,7 @@ def onehot_gram(X, y, n_classes: int, n_numeric: int, sizes, *, grid: bool, chun
         n_classes,
         groups.reshape(-1, 2),
         grid=grid,
-        on_bad_rows=lambda block: check_onehot_block(block, n_numeric, sizes),
+        on_bad_rows=functools.partial(check_onehot_block, n_numeric=n_numeric, sizes=sizes),
         chunk=chunk,
     )
 

@@ -50,6 +50,7 @@ from dpnb.ground.validation import (
     check_row_norms,
     check_sensitivity,
 )
+from dpnb.numerics.blocks import refuse_dask
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
 from dpnb.papers.private_pca import unit_radius
 from dpnb.privacy.estimator import PrivateEstimator, split_budget
@@ -310,6 +311,8 @@ def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
 class PCAGauss(TransformerMixin, PrivateEstimator):
     """PCA-Gauss Algorithms 1-3: a differentially private Gaussian (mixture) model in a PCA space.
 
+    A ``dask.array`` ``X`` is refused (TypeError): no block reduction is written for its statistics yet.
+
     Parameters
     ----------
     n_components : int
@@ -414,6 +417,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         """
         epsilon = self._check_privacy(needs_delta=False)[0]
         settings = self._check_settings()
+        refuse_dask(X, "PCAGauss", "its box check and moments are not per-block statistics yet")
         X, low, high = check_data_in_bounds(X, self.bounds, min_rows=2)
         n, m = X.shape
         k = check_n_components(self.n_components, m)

@@ -25,6 +25,8 @@ silently clipped: clip or normalise them first (``dpnb.ground.datasets.normalize
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from scipy.integrate import quad
 from sklearn.base import TransformerMixin
@@ -44,7 +46,8 @@ from dpnb.ground.validation import (
     check_row_norms,
 )
 from dpnb.numerics.bingham import MAX_CONCENTRATION, bingham_gibbs, vector_bingham_exact
-from dpnb.numerics.linalg import PARTS, one_blas_thread, row_blocks, symmetrize_upper
+from dpnb.numerics.blocks import check_rows, float64_blocks, row_sums
+from dpnb.numerics.linalg import PARTS, one_blas_thread, symmetrize_upper
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
 from dpnb.privacy.mechanisms import CALIBRATIONS, check_gaussian_sigma, gaussian_sigma
@@ -73,19 +76,36 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
     A ``data_norm`` outside ``[2^-200, 2^200]`` (whose square, or the Gram matrix of rows that long,
     could leave float64's normal range) is first scaled with ``X`` by a power of two
     (:func:`unit_radius`), which is exact, so every ``data_norm`` float64 holds works.
+
+    ``X`` may be float32 (each block is read as float64; no full copy) or a ``dask.array``, reduced chunk
+    by chunk on the cluster (:func:`dpnb.numerics.blocks.row_sums`).
     """
-    X = check_array(X, name="X", finite=False)
-    X, radius = unit_radius(X, check_positive(data_norm, "data_norm"))
+    X = check_rows(X, name="X")
+    data_norm = check_positive(data_norm, "data_norm")
+    radius = unit_radius(np.empty(0), data_norm)[1]
+    exponent = int(np.frexp(radius)[1] - np.frexp(data_norm)[1])  # X is scaled by 2^exponent, block by block
+    (gram,) = row_sums(functools.partial(_checked_gram, exponent=exponent, radius=radius), X)
+    return gram / (X.shape[0] * radius**2)
+
+
+def _checked_gram(X, *, exponent: int, radius: float) -> tuple[np.ndarray]:
+    """``(sum_i z_i z_i^T,)``, ``z_i = 2^exponent x_i``, over the rows of ``X`` after checking ``||z_i|| <= radius``.
+
+    The per-block statistic of :func:`second_moment` (:func:`dpnb.numerics.blocks.row_sums`): cache-sized
+    row blocks, each read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`), scaled by
+    ``2^exponent`` (exact), its squared norms checked, its Gram matrix added by BLAS.
+    """
     limit = (radius * (1 + 1e-9)) ** 2
     gram = np.zeros((X.shape[1], X.shape[1]))
-    for rows in row_blocks(*X.shape):
-        block = X[rows]
+    for _, block in float64_blocks(X):
+        if exponent:
+            block = np.ldexp(block, exponent)
         squared = np.einsum("ij,ij->i", block, block)
         if not (squared <= limit).all():  # a NaN fails this too
             check_array(block, name="X")  # raises for NaN or infinity
             check_row_norms(block[~(squared <= limit)], radius, name="X")  # raises with the usual message
         gram += block.T @ block
-    return gram / (X.shape[0] * radius**2)
+    return (gram,)
 
 
 def unit_radius(X, radius: float) -> tuple[np.ndarray, float]:
@@ -429,6 +449,10 @@ class _PrivateSubspace(TransformerMixin, PrivateEstimator):
 class ModSULQ(_PrivateSubspace):
     """MOD-SULQ estimator (Algorithm 1), (epsilon, delta)-DP.
 
+    ``X`` may be float32 (read as float64 block by block, no full copy) or a ``dask.array``: its second
+    moment is then summed chunk by chunk on the Dask cluster and the noise drawn once on the client
+    (:func:`dpnb.numerics.blocks.row_sums`), the in-memory release to round-off.
+
     Parameters
     ----------
     n_components : int
@@ -507,6 +531,8 @@ class ModSULQ(_PrivateSubspace):
 
 class PPCA(_PrivateSubspace):
     """PPCA estimator (Algorithm 2), epsilon-DP for the exact Bingham draw.
+
+    ``X`` may be float32 or a ``dask.array``, as for :class:`ModSULQ` (the same second moment).
 
     Parameters
     ----------

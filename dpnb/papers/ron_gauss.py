@@ -57,6 +57,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_row_norms,
 )
+from dpnb.numerics.blocks import refuse_dask
 from dpnb.numerics.linalg import (
     PARTS,
     block_rows,
@@ -756,6 +757,9 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     1.04, 1.19, 1.15 (1.14-1.25 at d = 20 over runs: its rows are written class by class, row by row);
     before the compiled passes 1.9-2.5 at d = 20 and 1.3-1.7 elsewhere.
 
+    A ``dask.array`` ``X`` is refused (TypeError): the second pass needs the released mean, and no block
+    reduction is written for it yet.
+
     Parameters
     ----------
     n_components : int
@@ -895,6 +899,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         ``"unsupervised"``.
         """
         self._check_params()
+        refuse_dask(X, "RONGauss", "its second pass needs the DP mean released from the first")
         X = check_array(X, ndim=2, finite=False)  # finiteness: from the row norms below
         n, m = X.shape
         p = check_n_components(self.n_components, m)
