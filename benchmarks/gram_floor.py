@@ -19,6 +19,13 @@ public bounds) for every ``d`` in ``--dims`` (20, 77, 200, 500 by default), with
 * ``time / Gram``: the fit's time over one ``X^T X``; the Gram matrix costs ``n d^2 / 2``
   multiply-adds while most fits cost ``O(n d k)``, so this ratio falls like ``1 / d`` and is only
   the right yardstick for the fits that need the Gram matrix.
+* ``time / read at bandwidth``: the fit's time over one read of ``X`` at the machine's measured
+  single-thread read bandwidth (:func:`read_bandwidth`, the best flat sum over an array of ``X``'s size,
+  far larger than any cache); the gap to the memory system.
+* ``time / flops at peak``: the fit's time over its floor's arithmetic (:data:`FLOPS`: a
+  multiply-add counts two flops; draws none) at the measured single-core DGEMM peak
+  (:func:`dgemm_peak`, the best of square float64 products); the gap to the arithmetic units.
+  Both yardsticks are measured in the same run as the fits, so load hits them alike.
 * extra peak memory (tracemalloc, NumPy allocations included) over the input's size (goal <= 1).
 
 Timing: one warm-up round (imports, numba's compilation), then ``--repeat`` rounds, each of which
@@ -63,6 +70,48 @@ FLOORS = {
     "MOD-SULQ": ("read", "Gram"),
     "DPPro release": ("read", "projection", "normal draws"),
 }
+
+
+# operation -> its flops on an n x d input (a multiply-add counts two; random draws count none): the
+# fit's flops are the sum over its floor (:data:`FLOORS`)
+FLOPS = {
+    "read": lambda n, d: n * d,
+    "Gram": lambda n, d: n * d * (d + 1),  # the symmetric product (BLAS syrk): half of 2 n d^2, diagonal included
+    "projection": lambda n, d: 2 * n * d * K,
+    "projected Gram": lambda n, d: n * K * (K + 1),
+    "normal draws": lambda n, d: 0,
+    "Laplace draws": lambda n, d: 0,
+}
+
+
+def read_bandwidth(nbytes: int, repeat: int) -> float:
+    """Bytes per second of one thread reading ``nbytes`` of float64 once (a flat sum), the best of ``repeat``.
+
+    The sum adds one element per element read, far below the arithmetic units' rate, so its time is the
+    memory system's. ``nbytes`` should exceed the last-level cache by far (the inputs do).
+    """
+    a = np.ones(max(nbytes // 8, 1))
+    a.sum()
+    best = np.inf
+    for _ in range(repeat):
+        start = time.perf_counter()
+        a.sum()
+        best = min(best, time.perf_counter() - start)
+    return a.nbytes / best
+
+
+def dgemm_peak(repeat: int, size: int = 2000) -> float:
+    """Flops per second of one thread's float64 ``size x size`` product (``2 size^3`` flops), the best of ``repeat``."""
+    rng = np.random.default_rng(2)
+    a, b = rng.random((size, size)), rng.random((size, size))
+    with threadpool_limits(1):
+        a @ b
+        best = np.inf
+        for _ in range(repeat):
+            start = time.perf_counter()
+            a @ b
+            best = min(best, time.perf_counter() - start)
+    return 2 * size**3 / best
 
 
 def machine(threads: str | None = "one BLAS thread") -> str:
@@ -155,8 +204,12 @@ def operations(data: dict) -> dict:
     }
 
 
-def table(n: int, d: int, repeat: int, only=None) -> tuple[list, dict]:
-    """Rows of the printed table for one ``n x d`` input, and the operations' median seconds."""
+def table(n: int, d: int, repeat: int, only=None) -> tuple[list, dict, dict]:
+    """Rows of the printed table for one ``n x d`` input, the operations' median seconds, and the yardsticks.
+
+    The yardsticks (``"bandwidth"`` in bytes/s, ``"peak"`` in flops/s) are measured once before and once
+    after the fits; the better of the two is used, as each is a best-case rate.
+    """
     data = inputs(n, d)
     fits = {
         name: fit
@@ -164,23 +217,30 @@ def table(n: int, d: int, repeat: int, only=None) -> tuple[list, dict]:
         if only is None or any(word.lower() in name.lower() for word in only)
     }
     ops = operations(data)
+    nbytes = data["box"].nbytes
+    rates = [(read_bandwidth(nbytes, repeat), dgemm_peak(repeat))]
     with threadpool_limits(1):
         seconds = interleaved_medians({**ops, **fits}, repeat)
-        memory = {name: _extra_peak(fit) / data["box"].nbytes for name, fit in fits.items()}
+        memory = {name: _extra_peak(fit) / nbytes for name, fit in fits.items()}
+    rates.append((read_bandwidth(nbytes, repeat), dgemm_peak(repeat)))
+    yardsticks = {"bandwidth": max(r[0] for r in rates), "peak": max(r[1] for r in rates)}
     rows = []
     for name in fits:
         floor = sum(seconds[op] for op in FLOORS[name])
+        flops = sum(FLOPS[op](n, d) for op in FLOORS[name])
         rows.append(
             {
                 "fit": name,
                 "time / own floor": seconds[name] / floor,
                 "time / Gram": seconds[name] / seconds["Gram"],
+                "time / read at bandwidth": seconds[name] * yardsticks["bandwidth"] / nbytes,
+                "time / flops at peak": seconds[name] * yardsticks["peak"] / flops,
                 "own floor": " + ".join(FLOORS[name]),
                 "extra memory / input": memory[name],
                 "meets both goals": seconds[name] / floor <= GOAL_FLOOR and memory[name] <= GOAL_MEMORY,
             }
         )
-    return rows, {op: seconds[op] for op in ops}
+    return rows, {op: seconds[op] for op in ops}, yardsticks
 
 
 def main(argv=None) -> None:
@@ -192,10 +252,14 @@ def main(argv=None) -> None:
     args = parser.parse_args(argv)
     for d in args.dims:
         n = int(round(args.elements / d, -3))
-        rows, ops = table(n, d, args.repeat, args.only)
+        rows, ops, yardsticks = table(n, d, args.repeat, args.only)
         print(f"\n{n} x {d} float64 (n d = {n * d:.2g}), median of {args.repeat} interleaved rounds")
         print(machine())
         print("operations alone: " + ", ".join(f"{op} {s:.4f} s" for op, s in ops.items()))
+        print(
+            f"measured in this run, one thread: read bandwidth {yardsticks['bandwidth'] / 1e9:.1f} GB/s, "
+            f"DGEMM peak {yardsticks['peak'] / 1e9:.1f} GFLOP/s"
+        )
         print(f"goals: time / own floor <= {GOAL_FLOOR}, extra memory / input <= {GOAL_MEMORY}")
         print(markdown_table(rows, precision=2), flush=True)
 

@@ -124,6 +124,26 @@ def test_svm_accuracy_separable_and_chance():
     assert svm_accuracy(Z, y, Z_test, 1 - y_test) == 0.0
 
 
+@pytest.mark.parametrize("labels", [(0, 1), (5, 2), ("b", "a")])
+def test_binary_prediction_equals_libsvm_predict(labels):
+    """The BLAS decision function labels every row as ``SVC.predict`` does (noisy, overlapping classes,
+    test rows in more blocks than one); three classes go through ``SVC.predict`` itself."""
+    from sklearn.svm import SVC
+
+    from dpnb.chapters import ron_gauss as rgr
+
+    rng = np.random.default_rng(3)
+    for p in (1, 3, 17):
+        Z = rng.standard_normal((240, p))
+        y = np.asarray(labels)[(Z[:, 0] + rng.standard_normal(240) > 0).astype(int)]
+        Z_test = rng.standard_normal((rgr._PREDICT_ROWS + 37, p))
+        svc = SVC().fit(Z, y)
+        np.testing.assert_array_equal(rgr._binary_svc_predict(svc, Z_test), svc.predict(Z_test))
+        y3 = np.where(Z[:, -1] > 1, "c", y.astype(str))
+        expected = 100 * np.mean(SVC().fit(Z, y3).predict(Z_test) == y3[:1])
+        assert svm_accuracy(Z, y3, Z_test, np.repeat(y3[:1], len(Z_test))) == expected
+
+
 def test_krr_rmse_matches_the_predictor_and_subsamples():
     rng = np.random.default_rng(1)
     Z, Z_test = rng.normal(size=(40, 2)), rng.normal(size=(10, 2))
