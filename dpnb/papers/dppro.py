@@ -56,6 +56,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_release_range,
     check_sensitivity,
+    first_few,
 )
 from dpnb.privacy import exact_noise
 from dpnb.privacy.audit import check_neighbours
@@ -677,7 +678,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
             block = X[:, g]
             if np.any((block != 0) & (block != 1)) or np.any(block.sum(axis=1) > 1):
                 raise ValueError(
-                    f"columns {g.tolist()} are declared one-hot but some rows are not 0/1 "
+                    f"the {first_few(g, 'columns')} are declared one-hot but some rows are not 0/1 "
                     "with at most one 1; fix the encoding or the attribute_groups"
                 )
         if self.noise_scale == "lemma4":
@@ -785,7 +786,8 @@ def _check_groups(groups, d) -> list[np.ndarray]:
         if idx.ndim != 1 or idx.size < 2 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError("each entry of groups must be a sequence of >= 2 integer column indices")
         if idx.min() < 0 or idx.max() >= d:
-            raise ValueError(f"group column indices must lie in [0, {d}), got {idx.tolist()}")
+            outside = idx[(idx < 0) | (idx >= d)]
+            raise ValueError(f"group column indices must lie in [0, {d}), got {first_few(outside, 'outside')}")
         if seen & set(idx.tolist()) or len(set(idx.tolist())) != idx.size:
             raise ValueError("groups must be disjoint and list each column once")
         seen |= set(idx.tolist())
