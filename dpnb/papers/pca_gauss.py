@@ -49,6 +49,7 @@ from dpnb.ground.validation import (
     check_release_range,
     check_row_norms,
     check_sensitivity,
+    first_few,
 )
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
 from dpnb.papers.private_pca import unit_radius
@@ -633,9 +634,42 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
         return check_data_in_bounds(X, self.bounds)[0] @ self.components_.T / self._scale
 
+    def inverse_transform(self, Z):
+        """Map release coordinates ``Z`` (n, K) back to the input's units: ``s Z W^+`` (post-processing).
+
+        ``W^+`` is the pseudo-inverse of the public basis (``W^T`` for an orthonormal one), so a row comes
+        back as its least-squares preimage in the span of ``W``, exact for rows in that span; rows of
+        :meth:`sample` map to synthetic records with the input's features. Needs a public basis: with a
+        data-derived one (Algorithm 1 proper) the basis stays private and no map back exists.
+        """
+        check_is_fitted(self, "budget_")
+        if self.components_ is None:
+            raise ValueError(
+                "Algorithm 1 with a data-derived basis keeps the basis private; inverse_transform needs an "
+                "independent basis"
+            )
+        Z = check_array(Z, ndim=2, name="Z")
+        k = self.components_.shape[0]
+        if Z.shape[1] != k:
+            raise ValueError(f"Z must have {k} columns (n_components), got {Z.shape[1]}")
+        return self._scale * Z @ np.linalg.pinv(self.components_.T)
+
     def sample(self, n_samples):
-        """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
-        "supervised", class labels for "gmm". Draws from the generator made in :meth:`fit`."""
+        """Draw ``n_samples`` synthetic records from the released model (post-processing, no extra budget).
+
+        One draw of Gaussian vectors (per class for "gmm", class sizes multinomial with
+        ``class_weights_``, rows shuffled), ``O(n_samples K^2)`` after a ``K x K`` factorisation,
+        continuing the generator made in :meth:`fit`.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, K)
+            Records in the release's coordinates (those of :meth:`transform`; map them to the input's
+            units with :meth:`inverse_transform`). "unsupervised" returns this array alone.
+        y : ndarray of shape (n_samples,)
+            Only in the labelled modes, which return the pair ``(Z, y)``: real labels for "supervised",
+            class labels for "gmm".
+        """
         check_is_fitted(self, "budget_")
         n = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
@@ -653,7 +687,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         draws = gaussian_draws(self.mean_, self.covariance_, n, random_state=rng)
         if self.mode == "supervised":
             return draws[:, :-1], draws[:, -1]
-        return draws, None
+        return draws
 
     # -- validation ---------------------------------------------------------------------
     def _check_y(self, y, n, *, categorical):
@@ -671,7 +705,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if empty.size and self.noise_scale == "paper":
             # Theorem 6 as stated divides by the private class sizes: not DP, and this refusal
             # reveals that a class is empty. The corrected release handles empty classes.
-            raise ValueError(f"class(es) {empty.tolist()} have no records; noise_scale='paper' needs every class")
+            raise ValueError(f"{first_few(empty, 'class(es)')} have no records; noise_scale='paper' needs every class")
         return y
 
 

@@ -415,7 +415,7 @@ def synthetic_figure2(n_samples: int, *, random_state=None) -> tuple[np.ndarray,
 # scikit-learn estimators
 # --------------------------------------------------------------------------------------
 class _PrivateSubspace(TransformerMixin, PrivateEstimator):
-    """Shared ``transform`` for estimators that release a basis ``components_`` (k, d)."""
+    """Shared ``transform`` and ``inverse_transform`` for estimators that release a basis ``components_`` (k, d)."""
 
     def transform(self, X) -> np.ndarray:
         """Project ``X`` (n, d) onto the released subspace: ``X @ components_.T`` (post-processing)."""
@@ -424,6 +424,19 @@ class _PrivateSubspace(TransformerMixin, PrivateEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}")
         return X @ self.components_.T
+
+    def inverse_transform(self, Z) -> np.ndarray:
+        """Map coordinates ``Z`` (n, k) back to the input's units: ``Z @ components_`` (post-processing).
+
+        The released basis is orthonormal, so this is the orthogonal projection of a row onto the released
+        subspace, expressed in the input's features; exact for rows in that subspace. No mean is added: the
+        mechanism releases an uncentred second moment.
+        """
+        check_is_fitted(self, "components_")
+        Z = check_array(Z, ndim=2, name="Z")
+        if Z.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"Z must have {self.components_.shape[0]} columns, got {Z.shape[1]}")
+        return Z @ self.components_
 
 
 class ModSULQ(_PrivateSubspace):

@@ -949,20 +949,24 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     def sample(self, n_samples):
         """Draw synthetic rows from the fitted DP Gaussian model (post-processing, no extra budget).
 
+        One draw of ``n_samples`` Gaussian vectors from the released model (``O(n_samples p^2)`` after a
+        ``p x p`` factorisation), continuing the generator made in :meth:`fit`.
+
         Returns
         -------
         X_syn : ndarray (n_samples, n_components), or (n_samples, n_features) with ``reconstruct=True``
-        y_syn : ndarray (n_samples,) or None
-            None for ``"unsupervised"``; real labels (not clipped) for ``"supervised"``; class
-            labels for ``"gmm"`` (class sizes multinomial with the public proportions ``n_c / n``;
-            rows shuffled). The pair is returned in every mode.
+            ``"unsupervised"`` returns this array alone.
+        y_syn : ndarray (n_samples,)
+            Only in the labelled modes, which return the pair ``(X_syn, y_syn)``: real labels (not
+            clipped) for ``"supervised"``; class labels for ``"gmm"`` (class sizes multinomial with the
+            public proportions ``n_c / n``; rows shuffled).
         """
         check_is_fitted(self, "components_")
         n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         p = self.components_.shape[0]
         if self.mode == "unsupervised":
-            return self._output_space(gaussian_draws(np.zeros(p), self.covariance_, n_samples, random_state=rng)), None
+            return self._output_space(gaussian_draws(np.zeros(p), self.covariance_, n_samples, random_state=rng))
         if self.mode == "supervised":
             Z = gaussian_draws(np.zeros(p + 1), self.covariance_, n_samples, random_state=rng)
             return self._output_space(Z[:, :p]), Z[:, p]
