@@ -473,9 +473,8 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
 
     Cost: two passes over ``X`` that cannot be merged, because the components depend on the whole
     noisy Gram matrix: the checked Gram matrix (:func:`dpnb.numerics.gram.indicator_gram`), then the
-    projections ``X U_k^T`` with ``n k`` Laplace draws, about 2.2 times one Gram matrix ``X^T X``
-    in all (``benchmarks/gram_floor.py`` times this floor beside the fit; measured on an AMD EPYC,
-    one OpenBLAS thread, ``n d = 2e7``: 1.0-1.1 times it at ``d`` = 20, 77, 200 and 500).
+    projections ``X U_k^T`` with ``n k`` Laplace draws: ``O(n d^2 + d^3 + n d k)`` in all
+    (``make benchmark`` times the fit beside one read of ``X`` plus ``X^T X``, ``benchmarks/gram_floor.py``).
 
     Parameters
     ----------

@@ -164,9 +164,8 @@ class DPLDAPublisher(PrivateEstimator):
 
     Cost of ``fit``: one pass over ``X`` that checks it, rounds it and forms the class sums, the
     class counts and the Gram matrix (:func:`dpnb.numerics.gram.indicator_gram`), plus one pass over
-    the labels (their range). Measured on an AMD EPYC (AVX2, OpenBLAS, one thread) with
-    ``n d = 2e7``: 0.88, 1.04, 1.04 and 1.06 times its floor (one read of ``X`` plus ``X^T X``,
-    ``benchmarks/gram_floor.py``) at ``d`` = 20, 77, 200 and 500.
+    the labels (their range): ``O(n p^2)``, the floor of forming ``X^T X`` (``make benchmark`` times
+    the fit against it, ``benchmarks/gram_floor.py``).
 
     Parameters
     ----------

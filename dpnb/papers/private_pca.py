@@ -65,10 +65,9 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
     are checked as :func:`dpnb.ground.validation.check_row_norms` does (with ``einsum``, no temporary
     of the block's size; a row with a NaN or an infinity has a squared norm that is not finite, so
     this is also the finiteness check), then BLAS adds the block's Gram matrix while it is still in
-    cache. Measured (one BLAS thread, AMD EPYC, OpenBLAS Haswell, ``n d = 2e7``): the whole fit of
-    :class:`ModSULQ` at 0.9 / 1.0 / 1.1 / 1.2 times one read of ``X`` plus one ``X^T X`` at 20 / 77 /
-    200 / 500 columns (at 500 the ``d x d`` eigendecomposition is most of the excess), against 1.2 /
-    1.1 / 1.1 / 1.1 with the norms and the Gram matrix as two passes.
+    cache: ``O(n d^2)`` in one read of ``X``, then the ``O(d^3)`` eigendecomposition of
+    :class:`ModSULQ` (``make benchmark`` times the fit against one read plus ``X^T X``,
+    ``benchmarks/gram_floor.py``).
 
     A ``data_norm`` outside ``[2^-200, 2^200]`` (whose square, or the Gram matrix of rows that long,
     could leave float64's normal range) is first scaled with ``X`` by a power of two
