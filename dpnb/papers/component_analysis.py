@@ -515,6 +515,18 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     sensitivity_ : dict
         ``{"moments": s, "projection": sqrt(k p)}`` (L1).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.component_analysis import DPPCAPublisher
+    >>> X = np.random.default_rng(0).uniform(0, 1, (200, 6))  # numeric attributes in [0, 1]
+    >>> model = DPPCAPublisher(n_components=2, epsilon=1.0, random_state=0)
+    >>> scores = model.fit_transform(X)  # the private release: noisy projections of the training rows
+    >>> scores.shape, model.publish().shape  # publish() maps them back to the input's units
+    ((200, 2), (200, 6))
+    >>> sorted(model.budget_)
+    ['moments', 'projection']
     """
 
     def __init__(

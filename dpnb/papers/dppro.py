@@ -635,6 +635,21 @@ class DPPro(TransformerMixin, PrivateEstimator):
     embedding_ : ndarray, shape (n_samples, n_components)
         The released matrix ``P`` of the training data.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.dppro import DPPro
+    >>> X = np.random.default_rng(0).uniform(0, 1, (100, 20))  # rows in the public box [0, 1]^20
+    >>> model = DPPro(n_components=5, epsilon=1.0, delta=1e-5, random_state=0)
+    >>> P = model.fit_transform(X)  # the private release X R + noise
+    >>> P.shape, model.budget_
+    ((100, 5), {'projection': (1.0, 1e-05)})
+    >>> bool(model.sigma_ > 0)
+    True
+
+    No ``inverse_transform``: ``R`` is a ``d x k`` random Gaussian matrix with ``k < d``, which keeps
+    distances (Johnson-Lindenstrauss), not coordinates; the release has no map back to the input's units.
     """
 
     def __init__(

@@ -201,6 +201,19 @@ class DPLDAPublisher(PrivateEstimator):
     sensitivity_ : dict
         ``{"class_counts": 2.0, "sums": s}`` (L1).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.lda_publishing import DPLDAPublisher
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.uniform(0, 1, (200, 4)), rng.integers(0, 2, 200)
+    >>> model = DPLDAPublisher(epsilon=1.0, n_classes=2, random_state=0).fit(X, y)
+    >>> model.budget_
+    {'class_counts': (0.1, 0.0), 'sums': (0.9, 0.0)}
+    >>> X_syn, y_syn = model.sample(50)  # always fitted with labels: (X, y)
+    >>> X_syn.shape, y_syn.shape
+    ((50, 4), (50,))
     """
 
     def __init__(

@@ -151,6 +151,17 @@ class MST(PrivateEstimator):
         whole ``delta`` is charged once, to the conversion.
     sensitivity_ : dict
         L2 sensitivity of each measured histogram and L1 sensitivity of the selection score.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.mst import MST
+    >>> codes = np.random.default_rng(0).integers(0, 3, (300, 4))  # integer codes, 3 values per column
+    >>> model = MST(epsilon=1.0, delta=1e-6, domain_sizes=[3, 3, 3, 3], random_state=0).fit(codes)
+    >>> len(model.edges_)  # a spanning tree over the 4 columns
+    3
+    >>> model.sample(10).shape  # fitted without labels: the rows alone, in the input's codes
+    (10, 4)
     """
 
     def __init__(self, epsilon=1.0, delta=1e-9, *, domain_sizes=None, noise="float", random_state=None):

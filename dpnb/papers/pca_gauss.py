@@ -373,6 +373,22 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         coordinate). Not set for "gmm".
     class_weights_, class_means_, class_covariances_ : ndarray of shape (C,), (C, K), (C, K, K)
         The private mixture ("gmm" only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.numerics.linalg import haar_stiefel
+    >>> from dpnb.papers.pca_gauss import PCAGauss
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (300, 5))  # rows in the public box [-1, 1]^5
+    >>> model = PCAGauss(n_components=2, epsilon=1.0, bounds=(-1.0, 1.0), random_state=0).fit(X)
+    >>> model.budget_, model.sample(4).shape  # Algorithm 1: the noisy top eigenvalues, basis kept private
+    ({'eigenvalues': (1.0, 0.0)}, (4, 2))
+    >>> W = haar_stiefel(5, 2, random_state=1)  # a public basis, drawn without the data
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> gmm = PCAGauss(2, 1.0, mode="gmm", basis=W, n_classes=2, random_state=0).fit(X, y)
+    >>> Z, y_syn = gmm.sample(4)  # fitted with labels: (Z, y)
+    >>> gmm.inverse_transform(Z).shape  # synthetic records in the input's units
+    (4, 5)
     """
 
     def __init__(

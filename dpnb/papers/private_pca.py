@@ -471,6 +471,18 @@ class ModSULQ(_PrivateSubspace):
     sensitivity_ : dict
         ``{"second_moment": sqrt(2) / n}`` (L2, upper triangle, scale ``||x|| <= 1``).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.ground.datasets import normalize_rows
+    >>> from dpnb.papers.private_pca import ModSULQ
+    >>> X = normalize_rows(np.random.default_rng(0).normal(size=(500, 10)), 1.0, mode="clip")  # norms <= 1
+    >>> model = ModSULQ(n_components=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
+    >>> model.components_.shape, model.budget_
+    ((2, 10), {'second_moment': (1.0, 1e-05)})
+    >>> model.inverse_transform(model.transform(X)).shape  # rows projected on the private subspace
+    (500, 10)
     """
 
     def __init__(
@@ -544,6 +556,18 @@ class PPCA(_PrivateSubspace):
         ``{"subspace": 1.0}``: the sensitivity of the exponential mechanism's score ``n q_F(V)``
         (scale ``||x|| <= 1``).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.ground.datasets import normalize_rows
+    >>> from dpnb.papers.private_pca import PPCA
+    >>> X = normalize_rows(np.random.default_rng(0).normal(size=(500, 10)), 1.0, mode="clip")  # norms <= 1
+    >>> model = PPCA(n_components=1, epsilon=1.0, sampler="exact", random_state=0).fit(X)
+    >>> model.components_.shape, model.budget_
+    ((1, 10), {'subspace': (1.0, 0.0)})
+    >>> bool(np.isclose(np.linalg.norm(model.components_), 1.0))
+    True
     """
 
     def __init__(

@@ -801,6 +801,25 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         ``{"mean": ..., "covariance": ...}``: L1 sensitivities the noise was calibrated to
         (covariance: upper triangle). In gmm mode each value is an array over ``classes_``.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.ron_gauss import RONGauss
+    >>> X = np.random.default_rng(0).normal(size=(200, 6))  # any finite rows: each is normalised inside
+    >>> model = RONGauss(n_components=3, epsilon=1.0, random_state=0).fit(X)
+    >>> model.budget_
+    {'mean': (0.3, 0.0), 'covariance': (0.7, 0.0)}
+    >>> model.sample(5).shape  # fitted without labels: sample returns the rows alone
+    (5, 3)
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> X_syn, y_syn = RONGauss(3, 1.0, mode="gmm", random_state=0).fit(X, y).sample(5)  # with labels: (X, y)
+    >>> X_syn.shape, y_syn.shape
+    ((5, 3), (5,))
+
+    No ``inverse_transform``: every row is scaled to the unit sphere and its norm is not released, so
+    the synthetic rows have no way back to the input's units; ``reconstruct=True`` returns them in
+    ``R^m``, in the normalised data's coordinates.
     """
 
     def __init__(
