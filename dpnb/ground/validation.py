@@ -75,7 +75,7 @@ def first_few(values, what: str = "features", limit: int = LISTED) -> str:
     values = [v.item() if isinstance(v, np.generic) else v for v in np.ravel(np.asarray(values, dtype=object))]
     shown = ", ".join(str(v) for v in values[:limit]) + (", ..." if len(values) > limit else "")
     if len(values) == 1 and what.endswith("s"):
-        what = what[:-1]  # "1 feature (700)"
+        what = what[:-2] if what.endswith("sses") else what[:-1]  # "1 feature (700)", "1 class (2)"
     return f"{len(values)} {what} ({shown})"
 
 

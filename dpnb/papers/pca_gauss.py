@@ -721,7 +721,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if empty.size and self.noise_scale == "paper":
             # Theorem 6 as stated divides by the private class sizes: not DP, and this refusal
             # reveals that a class is empty. The corrected release handles empty classes.
-            raise ValueError(f"{first_few(empty, 'class(es)')} have no records; noise_scale='paper' needs every class")
+            raise ValueError(f"no records in {first_few(empty, 'classes')}; noise_scale='paper' needs every class")
         return y
 
 
