@@ -7,6 +7,7 @@ import time
 import tracemalloc
 from pathlib import Path
 
+from benchmarks import results
 from benchmarks.gram_floor import machine
 from dpnb.reporting.report import markdown_table
 
@@ -54,6 +55,7 @@ def main():
     print()
     print(machine(threads=None))
     print(markdown_table(rows, precision=4))
+    results.write("cases", rows, machine=machine(threads=None), repeat=args.repeat, only=args.only)
     seconds = {row["case"]: row["best seconds"] for row in rows}
     for short, module in modules():  # a module's own summary (e.g. ratios) when all its cases ran
         mine = {name: seconds.get(f"{short}: {name}") for name in module.CASES}

@@ -24,6 +24,7 @@ import time
 
 import numpy as np
 
+from benchmarks import results
 from benchmarks.gram_floor import machine
 from dpnb.ground.streams import stream
 from dpnb.tools.executor import THREAD_VARIABLES
@@ -140,6 +141,12 @@ def main(argv=None) -> None:
         f"machine ceiling, plain processes, memory-bound copies: 1 process {copy_alone:.2f} s, "
         f"2 processes {copy_pair:.2f} s, speed-up {copy_alone / copy_pair:.2f}x"
     )
+    rows = [
+        {"what": "sweep", "1 (s)": one, "2 (s)": two},
+        {"what": "plain processes, this task", "1 (s)": alone, "2 (s)": pair},
+        {"what": "plain processes, memory-bound copies", "1 (s)": copy_alone, "2 (s)": copy_pair},
+    ]
+    results.write("sweep", rows, machine=machine("one BLAS thread per worker"), points=args.points)
 
 
 if __name__ == "__main__":

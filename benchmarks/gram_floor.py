@@ -46,6 +46,7 @@ import tracemalloc
 import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
+from benchmarks import results
 from dpnb.papers.component_analysis import DPPCAPublisher
 from dpnb.papers.dppro import DPPro
 from dpnb.papers.lda_publishing import DPLDAPublisher
@@ -250,9 +251,11 @@ def main(argv=None) -> None:
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=None, help="fits to time, by a word of their names (gmm DPPro)")
     args = parser.parse_args(argv)
+    measured = []
     for d in args.dims:
         n = int(round(args.elements / d, -3))
         rows, ops, yardsticks = table(n, d, args.repeat, args.only)
+        measured.append({"n": n, "d": d, "operations (s)": ops, "yardsticks": yardsticks, "fits": rows})
         print(f"\n{n} x {d} float64 (n d = {n * d:.2g}), median of {args.repeat} interleaved rounds")
         print(machine())
         print("operations alone: " + ", ".join(f"{op} {s:.4f} s" for op, s in ops.items()))
@@ -262,6 +265,7 @@ def main(argv=None) -> None:
         )
         print(f"goals: time / own floor <= {GOAL_FLOOR}, extra memory / input <= {GOAL_MEMORY}")
         print(markdown_table(rows, precision=2), flush=True)
+    results.write("gram_floor", measured, machine=machine(), elements=args.elements, repeat=args.repeat)
 
 
 if __name__ == "__main__":

@@ -26,6 +26,7 @@ import warnings
 import numpy as np
 from threadpoolctl import threadpool_limits
 
+from benchmarks import results
 from benchmarks.gram_floor import interleaved_medians, machine
 from dpnb.numerics import bingham
 from dpnb.papers.private_pca import PPCA, second_moment
@@ -109,6 +110,8 @@ def main(argv=None) -> None:
     print(f"\nPPCA vs diffprivlib PCA, d = {D}, k = {K}, epsilon = {EPSILON}, median of {args.repeat} rounds")
     print(machine())
     print(markdown_table(rows, precision=3))
+    update = one["update"] / one["cholesky"]
+    results.write("ppca_peers", rows, machine=machine(), d=D, k=K, epsilon=EPSILON, update_over_cholesky=update)
 
 
 if __name__ == "__main__":

@@ -404,11 +404,13 @@ def sweep(
                     source, X_train, X_public, k, epsilon, delta=delta, pca_fraction=pca_fraction, a=a, random_state=rng
                 )
                 model = PCAGauss(k, eps_g, mode=mode, basis=W, bounds=(-a, a), random_state=rng, **model_kwargs)
-                Z, y_syn = model.fit(X_train, y_train).sample(n_synthetic)
+                drawn = model.fit(X_train, y_train).sample(n_synthetic)
+                Z, y_syn = drawn if mode != "unsupervised" else (drawn, None)
                 out[name].setdefault(k, []).append(evaluate(Z, y_syn, model.transform, rng))
         for k in components if with_ron else []:
             ron = RONGauss(k, epsilon, mode=mode, random_state=sklearn_seed(rng), **ron_kwargs).fit(X_train, y_train)
-            Z, y_syn = ron.sample(n_synthetic)
+            drawn = ron.sample(n_synthetic)
+            Z, y_syn = drawn if mode != "unsupervised" else (drawn, None)
             out["RON-Gauss"].setdefault(k, []).append(evaluate(Z, y_syn, ron.transform, rng))
     return out
 

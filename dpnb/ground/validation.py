@@ -64,6 +64,29 @@ def check_bool(value, name: str) -> bool:
     return bool(value)
 
 
+LISTED = 5  # an error message names at most this many offending features (or values), then their count
+
+
+def first_few(values, what: str = "features", limit: int = LISTED) -> str:
+    """``"3 features (2, 7, 9)"`` or ``"784 features (0, 1, 2, 3, 4, ...)"``: the count, then the first ``limit``.
+
+    Error messages name offending features this way, so one about 784 features stays a line long.
+    """
+    values = [v.item() if isinstance(v, np.generic) else v for v in np.ravel(np.asarray(values, dtype=object))]
+    shown = ", ".join(str(v) for v in values[:limit]) + (", ..." if len(values) > limit else "")
+    if len(values) == 1 and what.endswith("s"):
+        what = what[:-2] if what.endswith("sses") else what[:-1]  # "1 feature (700)", "1 class (2)"
+    return f"{len(values)} {what} ({shown})"
+
+
+def _feature_bounds(low: np.ndarray, high: np.ndarray, features) -> str:
+    """The bounds of the first few ``features`` as ``j: [low_j, high_j]``, or one ``[low, high]`` shared by all."""
+    if np.all(low == low[0]) and np.all(high == high[0]):
+        return f"[{low[0]:g}, {high[0]:g}]"
+    shown = ", ".join(f"{j}: [{low[j]:g}, {high[j]:g}]" for j in features[:3])
+    return shown + (", ..." if len(features) > 3 else "")
+
+
 MAX_SAMPLES = 10**9  # the most synthetic records one sample() call draws (8 GB per float64 column)
 
 
@@ -208,14 +231,20 @@ def check_bounds(
     if len(shape) > 1:
         raise ValueError(f"{name} must be scalars or vectors, got shape {shape}")
     low, high = (np.atleast_1d(np.broadcast_to(b, shape).astype(np.float64)) for b in (low, high))
-    if not (np.all(np.isfinite(low)) and np.all(np.isfinite(high))):
+    infinite = np.flatnonzero(~(np.isfinite(low) & np.isfinite(high)))
+    if infinite.size:
         raise ValueError(
             f"{name} must be finite numbers: declare the public domain of every feature "
-            f"(e.g. from the dataset's documented range), got low={low}, high={high}"
+            f"(e.g. from the dataset's documented range); {first_few(infinite)} are not: "
+            f"{_feature_bounds(low, high, infinite)}"
         )
-    if np.any(low >= high if strict else low > high):
+    empty = np.flatnonzero(low >= high if strict else low > high)
+    if empty.size:
         relation = "<" if strict else "<="
-        raise ValueError(f"{name} must satisfy low {relation} high in every feature, got low={low}, high={high}")
+        raise ValueError(
+            f"{name} must satisfy low {relation} high in every feature; {first_few(empty)} do not: "
+            f"{_feature_bounds(low, high, empty)}"
+        )
     with np.errstate(over="ignore"):
         width = high - low
     if not np.all(np.isfinite(width)):
@@ -289,10 +318,13 @@ def check_in_box(X, low, high, /, *, name: str = "X") -> np.ndarray:
     """Raise unless every entry of ``X`` lies in ``[low, high]`` (broadcast per column; the bounds pair, positional)."""
     X = check_array(X, ndim=None, name=name)
     low, high = check_bounds((low, high))
-    if np.any(X < low) or np.any(X > high):
+    outside = (X < low) | (X > high)
+    if np.any(outside):
+        features = np.flatnonzero(outside.reshape(-1, outside.shape[-1]).any(axis=0)) if X.ndim else np.array([0])
+        where = f" in {first_few(features)}" if X.ndim > 1 else ""
         raise ValueError(
-            f"{name} has entries outside the declared bounds [{low}, {high}]; clip or rescale "
-            "the data to the public bounds before calling (bounds are never read from the data)"
+            f"{name} has entries outside the declared bounds {_feature_bounds(low, high, features)}{where}; clip or "
+            "rescale the data to the public bounds before calling (bounds are never read from the data)"
         )
     return X
 

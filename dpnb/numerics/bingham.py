@@ -36,9 +36,9 @@ its rounding error for ``d <= 256``, ``_lapack_top``; above, bisection on an ine
 fixed eigenbasis of ``B``, ``_compression_top``, ``O(d k^2)`` per step). All of it but the random
 draws is compiled, calling BLAS and LAPACK from numba (``_complement_kernel``, ``_ritz_kernel``,
 ``_envelope_kernel``, the rejection round ``_acg_proposals``), with the same operations in the same
-order as the NumPy and SciPy calls it replaced, so the draws are bit-identical to theirs: one update
-(``d = 77``, ``k = 8``) costs 3.7 times one ``77 x 77`` ``numpy.linalg.cholesky``, 6.1 before
-(measured interleaved, AMD EPYC, OpenBLAS Haswell kernel, one thread). Everything is vectorised over
+order as the NumPy and SciPy calls they stand for, so the draws are bit-identical to theirs: one update
+costs one ``d x d`` Cholesky factorisation and a few ``d x (k + 4)`` products, ``O(d^3 / 3 + d k^2)``
+(``make benchmark`` times it, ``benchmarks/ppca_peers.py``). Everything is vectorised over
 independent chains.
 
 The module also holds an exact sampler for ``k = 1`` (:func:`vector_bingham_exact`, rejection
@@ -485,9 +485,7 @@ def _compression_top(l_B, E_B, U, n_bisect: int = 64) -> np.ndarray:
     return hi
 
 
-_LAPACK_TOP_MAX_D = (
-    256  # up to here LAPACK's top eigenvalue beats the bisection (d = 77: 0.1 ms vs 11 ms; 494: 53 vs 21)
-)
+_LAPACK_TOP_MAX_D = 256  # up to here LAPACK's O(d^3) top eigenvalue costs less than the O(d k^2)-per-step bisection
 
 
 def _lapack_top(M, scale: float) -> np.ndarray:
@@ -703,11 +701,10 @@ def _complement_acg_draw(B, l_B, E_B, U, shift, rng: np.random.Generator, propos
     below ``c``), so with ``G = L L^T`` the complement part of ``z = L^{-T} e``, ``e ~ N(0, I_d)``, is
     the envelope's Gaussian. A proposal ``y`` (that part, normalised) is accepted with
     ``exp(-y^T T y) (y^T Omega y)^{q/2} / M_b``, where ``y^T T y = c - y^T B y``. Cost per chain:
-    one Cholesky factorisation and a few ``d x (k + 4)`` products, no eigendecomposition; in all
-    3.7 times one ``numpy.linalg.cholesky`` of ``d x d`` at ``d = 77``, ``k = 8`` (measured, AMD EPYC,
-    OpenBLAS Haswell, one thread; ``python -m benchmarks.ppca_peers``): the complement matrix 0.8,
-    the Ritz estimate 1.2, the envelope with its factorisation 0.9, the rejection round with its
-    random draws 0.6.
+    one Cholesky factorisation and a few ``d x (k + 4)`` products, no eigendecomposition: the
+    complement matrix ``O(d^2 k)``, the Ritz estimate ``O(d k^2)`` per step, the envelope's
+    factorisation ``O(d^3 / 3)``, the rejection round ``O(d^2)`` per proposal
+    (``python -m benchmarks.ppca_peers`` times each part).
 
     Returns
     -------

@@ -19,12 +19,9 @@ then adds the block's ``p x p`` Gram matrix while the block is still in cache (t
 grid mode, the rows of ``X`` themselves otherwise), and ``G`` is assembled from the three at the
 end. Only a block that fails a check is scanned again, to find its first bad row. Checking,
 rounding and the class sums thus ride on the one read of ``X`` the Gram matrix needs, and BLAS
-forms a ``p x p`` rather than a ``(p + C) x (p + C)`` matrix. Measured on an AMD EPYC (AVX2,
-OpenBLAS Haswell kernel, one thread), n d = 2e7: ``DPLDAPublisher.fit`` (grid mode) takes 0.88,
-1.04, 1.04 and 1.06 times its floor (one read of ``X`` plus ``X^T X``) at d = 20, 77, 200 and 500,
-where the previous loop, which wrote ``[x | w e_y]`` rows in blocks of 2,048 for BLAS, took 1.57,
-1.23, 1.14 and 1.09 in the same run (below 1 at d = 20: BLAS forms the Gram matrix of
-cache-resident blocks faster than that of the whole ``X``). The loop does only comparisons,
+forms a ``p x p`` rather than a ``(p + C) x (p + C)`` matrix: one pass, ``O(n p^2)`` in BLAS plus
+``O(n p)`` compiled work, the floor of any method that forms ``X^T X`` (``make benchmark`` times the
+fit against that floor, ``benchmarks/gram_floor.py``). The loop does only comparisons,
 copies, the exact products ``v 2^16`` and ``rint`` and sums in row order, so its output is the
 same on every machine.
 """

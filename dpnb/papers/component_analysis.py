@@ -322,9 +322,8 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
 
     Cost: two passes over ``X`` that cannot be merged, because the components depend on the whole
     noisy Gram matrix: the checked Gram matrix (:func:`dpnb.numerics.gram.indicator_gram`), then the
-    projections ``X U_k^T`` with ``n k`` Laplace draws, about 2.2 times one Gram matrix ``X^T X``
-    in all (``benchmarks/gram_floor.py`` times this floor beside the fit; measured on an AMD EPYC,
-    one OpenBLAS thread, ``n d = 2e7``: 1.0-1.1 times it at ``d`` = 20, 77, 200 and 500).
+    projections ``X U_k^T`` with ``n k`` Laplace draws: ``O(n d^2 + d^3 + n d k)`` in all
+    (``make benchmark`` times the fit beside one read of ``X`` plus ``X^T X``, ``benchmarks/gram_floor.py``).
 
     ``X`` may be float32 or a ``dask.array``: the moments are summed chunk by chunk on the Dask cluster
     (:func:`dpnb.numerics.blocks.row_sums`) and the projections formed there; the noise is drawn on the
@@ -369,6 +368,18 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     sensitivity_ : dict
         ``{"moments": s, "projection": sqrt(k p)}`` (L1).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.component_analysis import DPPCAPublisher
+    >>> X = np.random.default_rng(0).uniform(0, 1, (200, 6))  # numeric attributes in [0, 1]
+    >>> model = DPPCAPublisher(n_components=2, epsilon=1.0, random_state=0)
+    >>> scores = model.fit_transform(X)  # the private release: noisy projections of the training rows
+    >>> scores.shape, model.publish().shape  # publish() maps them back to the input's units
+    ((200, 2), (200, 6))
+    >>> sorted(model.budget_)
+    ['moments', 'projection']
     """
 
     def __init__(

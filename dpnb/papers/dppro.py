@@ -57,6 +57,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_release_range,
     check_sensitivity,
+    first_few,
 )
 from dpnb.numerics.blocks import check_rows, is_dask_array, map_rows
 from dpnb.privacy import exact_noise
@@ -636,6 +637,21 @@ class DPPro(TransformerMixin, PrivateEstimator):
     embedding_ : ndarray, shape (n_samples, n_components)
         The released matrix ``P`` of the training data.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.dppro import DPPro
+    >>> X = np.random.default_rng(0).uniform(0, 1, (100, 20))  # rows in the public box [0, 1]^20
+    >>> model = DPPro(n_components=5, epsilon=1.0, delta=1e-5, random_state=0)
+    >>> P = model.fit_transform(X)  # the private release X R + noise
+    >>> P.shape, model.budget_
+    ((100, 5), {'projection': (1.0, 1e-05)})
+    >>> bool(model.sigma_ > 0)
+    True
+
+    No ``inverse_transform``: ``R`` is a ``d x k`` random Gaussian matrix with ``k < d``, which keeps
+    distances (Johnson-Lindenstrauss), not coordinates; the release has no map back to the input's units.
     """
 
     def __init__(
@@ -679,7 +695,7 @@ class DPPro(TransformerMixin, PrivateEstimator):
             block = X[:, g]
             if np.any((block != 0) & (block != 1)) or np.any(block.sum(axis=1) > 1):
                 raise ValueError(
-                    f"columns {g.tolist()} are declared one-hot but some rows are not 0/1 "
+                    f"the {first_few(g, 'columns')} are declared one-hot but some rows are not 0/1 "
                     "with at most one 1; fix the encoding or the attribute_groups"
                 )
         if self.noise_scale == "lemma4":
@@ -794,7 +810,8 @@ def _check_groups(groups, d) -> list[np.ndarray]:
         if idx.ndim != 1 or idx.size < 2 or not np.issubdtype(idx.dtype, np.integer):
             raise ValueError("each entry of groups must be a sequence of >= 2 integer column indices")
         if idx.min() < 0 or idx.max() >= d:
-            raise ValueError(f"group column indices must lie in [0, {d}), got {idx.tolist()}")
+            outside = idx[(idx < 0) | (idx >= d)]
+            raise ValueError(f"group column indices must lie in [0, {d}), got {first_few(outside, 'outside')}")
         if seen & set(idx.tolist()) or len(set(idx.tolist())) != idx.size:
             raise ValueError("groups must be disjoint and list each column once")
         seen |= set(idx.tolist())

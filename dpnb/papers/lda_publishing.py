@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
 from dpnb.ground.compiled import value_range
-from dpnb.ground.validation import check_array, check_choice, check_fraction, check_integer
+from dpnb.ground.validation import MAX_SAMPLES, check_array, check_choice, check_fraction, check_integer
 from dpnb.numerics.linalg import triangle
 from dpnb.papers.onehot import (
     NEIGHBOURS,
@@ -164,9 +164,8 @@ class DPLDAPublisher(PrivateEstimator):
 
     Cost of ``fit``: one pass over ``X`` that checks it, rounds it and forms the class sums, the
     class counts and the Gram matrix (:func:`dpnb.numerics.gram.indicator_gram`), plus one pass over
-    the labels (their range). Measured on an AMD EPYC (AVX2, OpenBLAS, one thread) with
-    ``n d = 2e7``: 0.88, 1.04, 1.04 and 1.06 times its floor (one read of ``X`` plus ``X^T X``,
-    ``benchmarks/gram_floor.py``) at ``d`` = 20, 77, 200 and 500.
+    the labels (their range): ``O(n p^2)``, the floor of forming ``X^T X`` (``make benchmark`` times
+    the fit against it, ``benchmarks/gram_floor.py``).
 
     ``X`` may be float32 or a ``dask.array`` (summed chunk by chunk on the Dask cluster,
     :func:`dpnb.numerics.blocks.row_sums`; the grid makes the sums, hence the release, bit-identical to the
@@ -206,6 +205,19 @@ class DPLDAPublisher(PrivateEstimator):
     sensitivity_ : dict
         ``{"class_counts": 2.0, "sums": s}`` (L1).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.lda_publishing import DPLDAPublisher
+    >>> rng = np.random.default_rng(0)
+    >>> X, y = rng.uniform(0, 1, (200, 4)), rng.integers(0, 2, 200)
+    >>> model = DPLDAPublisher(epsilon=1.0, n_classes=2, random_state=0).fit(X, y)
+    >>> model.budget_
+    {'class_counts': (0.1, 0.0), 'sums': (0.9, 0.0)}
+    >>> X_syn, y_syn = model.sample(50)  # always fitted with labels: (X, y)
+    >>> X_syn.shape, y_syn.shape
+    ((50, 4), (50,))
     """
 
     def __init__(
@@ -267,8 +279,11 @@ class DPLDAPublisher(PrivateEstimator):
         self._rng = rng
         return self
 
-    def sample(self) -> tuple[np.ndarray, np.ndarray]:
-        """Greedy sampler (Section 3.2, "Sampling"): ``class_counts_[c]`` records per class.
+    def sample(self, n_samples=None) -> tuple[np.ndarray, np.ndarray]:
+        """Greedy sampler (Section 3.2, "Sampling"): ``class_counts_[c]`` records per class by default.
+
+        ``n_samples`` (optional): draw that many records instead, class sizes multinomial with the
+        proportions of ``class_counts_`` (post-processing of the release either way).
 
         Records are built one at a time (classes interleaved in random order). Each minimises,
         feature by feature, the L1 objective
@@ -285,9 +300,12 @@ class DPLDAPublisher(PrivateEstimator):
 
         Returns
         -------
-        X : (n, p) synthetic records in the input layout.  y : (n,) labels.
+        X : ndarray of shape (n, p)
+            Synthetic records in the input layout.
+        y : ndarray of shape (n,)
+            Their labels: the publisher is always fitted with labels, so the pair ``(X, y)`` is returned.
         """
-        return sample_releases([self])[0]
+        return sample_releases([self], n_samples)[0]
 
 
 def _weighted_medians(points, weights) -> np.ndarray:
@@ -354,12 +372,13 @@ def _greedy_records(v, R, Q, n_numeric: int, groups, rngs) -> np.ndarray:
     return v
 
 
-def sample_releases(publishers) -> list[tuple[np.ndarray, np.ndarray]]:
+def sample_releases(publishers, n_samples=None) -> list[tuple[np.ndarray, np.ndarray]]:
     """The greedy sampler of several fitted :class:`DPLDAPublisher` run in lockstep (one NumPy pass per record).
 
-    Each release gets exactly what its own :meth:`DPLDAPublisher.sample` returns (same records, same
-    draws from its generator): the releases share no state, the batch only amortises NumPy's
-    per-call overhead over them. They must share the layout (``n_features_in_``, ``group_sizes``).
+    Each release gets exactly what its own :meth:`DPLDAPublisher.sample` with the same ``n_samples``
+    returns (same records, same draws from its generator): the releases share no state, the batch only
+    amortises NumPy's per-call overhead over them. They must share the layout (``n_features_in_``,
+    ``group_sizes``).
     """
     publishers = list(publishers)
     if not publishers:
@@ -371,8 +390,13 @@ def sample_releases(publishers) -> list[tuple[np.ndarray, np.ndarray]]:
     layout = {(pub.means_.shape, pub._n_numeric, check_group_sizes(pub.group_sizes)) for pub in publishers}
     if len(layout) > 1:
         raise ValueError("the publishers must share n_classes, the number of features and group_sizes")
-    # Every generator draws its record order first, as a one-release sampler does.
-    labels = [pub._rng.permutation(np.repeat(np.arange(pub.means_.shape[0]), pub.class_counts_)) for pub in publishers]
+    if n_samples is not None:
+        n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
+    # Every generator draws its record order first (after the class sizes, if n_samples is given), as a
+    # one-release sampler does.
+    labels = [
+        pub._rng.permutation(np.repeat(np.arange(pub.means_.shape[0]), _sizes(pub, n_samples))) for pub in publishers
+    ]
     order = np.argsort([-lab.size for lab in labels], kind="stable")  # active releases stay a prefix
     records = _lockstep(
         np.stack([publishers[r].means_ for r in order]),
@@ -385,6 +409,13 @@ def sample_releases(publishers) -> list[tuple[np.ndarray, np.ndarray]]:
     for r, X in zip(order, records, strict=True):
         out[r] = (X, labels[r])
     return out
+
+
+def _sizes(pub, n_samples) -> np.ndarray:
+    """Records per class: the released counts, or ``n_samples`` split multinomially in their proportions."""
+    if n_samples is None:
+        return pub.class_counts_
+    return pub._rng.multinomial(n_samples, pub.class_counts_ / pub.class_counts_.sum())
 
 
 def _lockstep(means, second, labels, template, rngs) -> list[np.ndarray]:

@@ -277,6 +277,15 @@ def sample_release(C, epsilon, library: str, size: int, *, rule: str = "library"
     Returns
     -------
     ndarray, shape (size, 2 d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.library_pca import sample_release
+    >>> C = np.diag([3.0, 1.0, 0.5])
+    >>> draws = sample_release(C, 1.0, "diffprivlib", size=5, rule="kgm", random_state=0)
+    >>> draws.shape  # per draw: 3 noisy eigenvalues, then the 3 coordinates of the top eigenvector
+    (5, 6)
     """
     from dpnb.ground.validation import check_random_state
     from dpnb.papers.library_samplers import acg_rejection_sample, bingham_parameter

@@ -233,6 +233,17 @@ def bingham_mechanism(C, epsilon, size: int = 1, *, sensitivity=1.0, random_stat
     Returns
     -------
     ndarray, shape (size, d)
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.library_samplers import bingham_mechanism
+    >>> C = np.diag([3.0, 1.0, 0.5])  # X^T X of rows with norm <= 1
+    >>> U = bingham_mechanism(C, epsilon=1.0, size=4, random_state=0)
+    >>> U.shape, bool(np.allclose(np.linalg.norm(U, axis=1), 1.0))  # unit vectors
+    ((4, 3), True)
+    >>> np.abs(bingham_mechanism(C, np.inf)).round(3)  # epsilon = inf: the top eigenvector
+    array([[1., 0., 0.]])
     """
     C = _check_symmetric(C, "C")
     epsilon = check_epsilon(epsilon)

@@ -29,7 +29,15 @@ import math
 import numpy as np
 from sklearn.utils.validation import check_is_fitted
 
-from dpnb.ground.validation import MAX_SAMPLES, check_array, check_bounds, check_delta, check_epsilon, check_integer
+from dpnb.ground.validation import (
+    MAX_SAMPLES,
+    check_array,
+    check_bounds,
+    check_delta,
+    check_epsilon,
+    check_integer,
+    first_few,
+)
 from dpnb.privacy.estimator import PrivateEstimator
 from dpnb.privacy.exact_noise import check_noise, integer_gaussian_noise
 from dpnb.privacy.mechanisms import check_gaussian_sigma
@@ -101,9 +109,16 @@ def _check_codes(X, domain_sizes) -> tuple[np.ndarray, np.ndarray]:
         raise ValueError("domain_sizes must be declared (public): the number of values of each column")
     sizes = np.asarray(domain_sizes)
     if sizes.shape != (X.shape[1],) or not np.issubdtype(sizes.dtype, np.integer) or np.any(sizes < 1):
-        raise ValueError(f"domain_sizes must hold one positive integer per column ({X.shape[1]}), got {domain_sizes!r}")
+        raise ValueError(
+            f"domain_sizes must hold one positive integer per column ({X.shape[1]}), got "
+            f"{first_few(sizes, 'values') if sizes.ndim == 1 else f'shape {sizes.shape}'}"
+        )
     if np.any(X < 0) or np.any(X >= sizes):
-        raise ValueError("X has codes outside 0 .. domain_sizes - 1; discretize with the public domain first")
+        columns = np.flatnonzero(((X < 0) | (X >= sizes)).any(axis=0))
+        raise ValueError(
+            f"X has codes outside 0 .. domain_sizes - 1 in {first_few(columns, 'columns')}; discretize with the "
+            "public domain first"
+        )
     return X.astype(np.int64), sizes.astype(np.int64)
 
 
@@ -136,6 +151,17 @@ class MST(PrivateEstimator):
         whole ``delta`` is charged once, to the conversion.
     sensitivity_ : dict
         L2 sensitivity of each measured histogram and L1 sensitivity of the selection score.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.mst import MST
+    >>> codes = np.random.default_rng(0).integers(0, 3, (300, 4))  # integer codes, 3 values per column
+    >>> model = MST(epsilon=1.0, delta=1e-6, domain_sizes=[3, 3, 3, 3], random_state=0).fit(codes)
+    >>> len(model.edges_)  # a spanning tree over the 4 columns
+    3
+    >>> model.sample(10).shape  # fitted without labels: the rows alone, in the input's codes
+    (10, 4)
     """
 
     def __init__(self, epsilon=1.0, delta=1e-9, *, domain_sizes=None, noise="float", random_state=None):

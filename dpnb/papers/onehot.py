@@ -17,7 +17,7 @@ import numbers
 
 import numpy as np
 
-from dpnb.ground.validation import check_array, check_in_box, check_integer
+from dpnb.ground.validation import check_array, check_in_box, check_integer, first_few
 from dpnb.numerics.blocks import check_rows
 from dpnb.numerics.gram import indicator_gram
 
@@ -32,7 +32,10 @@ def check_group_sizes(group_sizes, n_columns: int | None = None) -> tuple[int, .
     sizes = tuple(group_sizes)
     for s in sizes:
         if isinstance(s, bool) or not isinstance(s, numbers.Integral) or s < 2:
-            raise ValueError(f"group_sizes must be integers >= 2 (levels per categorical attribute), got {sizes}")
+            raise ValueError(
+                f"group_sizes must be integers >= 2 (levels per categorical attribute), got {s!r} among "
+                f"{first_few(sizes, 'sizes')}"
+            )
     if n_columns is not None and sum(sizes) > n_columns:
         raise ValueError(f"group_sizes add up to {sum(sizes)} dummy columns but the data has only {n_columns} columns")
     return tuple(int(s) for s in sizes)

@@ -49,6 +49,7 @@ from dpnb.ground.validation import (
     check_release_range,
     check_row_norms,
     check_sensitivity,
+    first_few,
 )
 from dpnb.numerics.blocks import refuse_dask
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
@@ -375,6 +376,22 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         coordinate). Not set for "gmm".
     class_weights_, class_means_, class_covariances_ : ndarray of shape (C,), (C, K), (C, K, K)
         The private mixture ("gmm" only).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.numerics.linalg import haar_stiefel
+    >>> from dpnb.papers.pca_gauss import PCAGauss
+    >>> X = np.random.default_rng(0).uniform(-1, 1, (300, 5))  # rows in the public box [-1, 1]^5
+    >>> model = PCAGauss(n_components=2, epsilon=1.0, bounds=(-1.0, 1.0), random_state=0).fit(X)
+    >>> model.budget_, model.sample(4).shape  # Algorithm 1: the noisy top eigenvalues, basis kept private
+    ({'eigenvalues': (1.0, 0.0)}, (4, 2))
+    >>> W = haar_stiefel(5, 2, random_state=1)  # a public basis, drawn without the data
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> gmm = PCAGauss(2, 1.0, mode="gmm", basis=W, n_classes=2, random_state=0).fit(X, y)
+    >>> Z, y_syn = gmm.sample(4)  # fitted with labels: (Z, y)
+    >>> gmm.inverse_transform(Z).shape  # synthetic records in the input's units
+    (4, 5)
     """
 
     def __init__(
@@ -637,9 +654,42 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             raise ValueError(f"X has {X.shape[1]} features, the model was fitted on {self.n_features_in_}")
         return check_data_in_bounds(X, self.bounds)[0] @ self.components_.T / self._scale
 
+    def inverse_transform(self, Z):
+        """Map release coordinates ``Z`` (n, K) back to the input's units: ``s Z W^+`` (post-processing).
+
+        ``W^+`` is the pseudo-inverse of the public basis (``W^T`` for an orthonormal one), so a row comes
+        back as its least-squares preimage in the span of ``W``, exact for rows in that span; rows of
+        :meth:`sample` map to synthetic records with the input's features. Needs a public basis: with a
+        data-derived one (Algorithm 1 proper) the basis stays private and no map back exists.
+        """
+        check_is_fitted(self, "budget_")
+        if self.components_ is None:
+            raise ValueError(
+                "Algorithm 1 with a data-derived basis keeps the basis private; inverse_transform needs an "
+                "independent basis"
+            )
+        Z = check_array(Z, ndim=2, name="Z")
+        k = self.components_.shape[0]
+        if Z.shape[1] != k:
+            raise ValueError(f"Z must have {k} columns (n_components), got {Z.shape[1]}")
+        return self._scale * Z @ np.linalg.pinv(self.components_.T)
+
     def sample(self, n_samples):
-        """Draw synthetic records ``(Z, y)``: ``y`` is None for "unsupervised", real labels for
-        "supervised", class labels for "gmm". Draws from the generator made in :meth:`fit`."""
+        """Draw ``n_samples`` synthetic records from the released model (post-processing, no extra budget).
+
+        One draw of Gaussian vectors (per class for "gmm", class sizes multinomial with
+        ``class_weights_``, rows shuffled), ``O(n_samples K^2)`` after a ``K x K`` factorisation,
+        continuing the generator made in :meth:`fit`.
+
+        Returns
+        -------
+        Z : ndarray of shape (n_samples, K)
+            Records in the release's coordinates (those of :meth:`transform`; map them to the input's
+            units with :meth:`inverse_transform`). "unsupervised" returns this array alone.
+        y : ndarray of shape (n_samples,)
+            Only in the labelled modes, which return the pair ``(Z, y)``: real labels for "supervised",
+            class labels for "gmm".
+        """
         check_is_fitted(self, "budget_")
         n = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
@@ -657,7 +707,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         draws = gaussian_draws(self.mean_, self.covariance_, n, random_state=rng)
         if self.mode == "supervised":
             return draws[:, :-1], draws[:, -1]
-        return draws, None
+        return draws
 
     # -- validation ---------------------------------------------------------------------
     def _check_y(self, y, n, *, categorical):
@@ -675,7 +725,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         if empty.size and self.noise_scale == "paper":
             # Theorem 6 as stated divides by the private class sizes: not DP, and this refusal
             # reveals that a class is empty. The corrected release handles empty classes.
-            raise ValueError(f"class(es) {empty.tolist()} have no records; noise_scale='paper' needs every class")
+            raise ValueError(f"no records in {first_few(empty, 'classes')}; noise_scale='paper' needs every class")
         return y
 
 

@@ -68,10 +68,9 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
     are checked as :func:`dpnb.ground.validation.check_row_norms` does (with ``einsum``, no temporary
     of the block's size; a row with a NaN or an infinity has a squared norm that is not finite, so
     this is also the finiteness check), then BLAS adds the block's Gram matrix while it is still in
-    cache. Measured (one BLAS thread, AMD EPYC, OpenBLAS Haswell, ``n d = 2e7``): the whole fit of
-    :class:`ModSULQ` at 0.9 / 1.0 / 1.1 / 1.2 times one read of ``X`` plus one ``X^T X`` at 20 / 77 /
-    200 / 500 columns (at 500 the ``d x d`` eigendecomposition is most of the excess), against 1.2 /
-    1.1 / 1.1 / 1.1 with the norms and the Gram matrix as two passes.
+    cache: ``O(n d^2)`` in one read of ``X``, then the ``O(d^3)`` eigendecomposition of
+    :class:`ModSULQ` (``make benchmark`` times the fit against one read plus ``X^T X``,
+    ``benchmarks/gram_floor.py``).
 
     A ``data_norm`` outside ``[2^-200, 2^200]`` (whose square, or the Gram matrix of rows that long,
     could leave float64's normal range) is first scaled with ``X`` by a power of two
@@ -435,7 +434,7 @@ def synthetic_figure2(n_samples: int, *, random_state=None) -> tuple[np.ndarray,
 # scikit-learn estimators
 # --------------------------------------------------------------------------------------
 class _PrivateSubspace(TransformerMixin, PrivateEstimator):
-    """Shared ``transform`` for estimators that release a basis ``components_`` (k, d)."""
+    """Shared ``transform`` and ``inverse_transform`` for estimators that release a basis ``components_`` (k, d)."""
 
     def transform(self, X) -> np.ndarray:
         """Project ``X`` (n, d) onto the released subspace: ``X @ components_.T`` (post-processing)."""
@@ -444,6 +443,19 @@ class _PrivateSubspace(TransformerMixin, PrivateEstimator):
         if X.shape[1] != self.n_features_in_:
             raise ValueError(f"X must have {self.n_features_in_} columns, got {X.shape[1]}")
         return X @ self.components_.T
+
+    def inverse_transform(self, Z) -> np.ndarray:
+        """Map coordinates ``Z`` (n, k) back to the input's units: ``Z @ components_`` (post-processing).
+
+        The released basis is orthonormal, so this is the orthogonal projection of a row onto the released
+        subspace, expressed in the input's features; exact for rows in that subspace. No mean is added: the
+        mechanism releases an uncentred second moment.
+        """
+        check_is_fitted(self, "components_")
+        Z = check_array(Z, ndim=2, name="Z")
+        if Z.shape[1] != self.components_.shape[0]:
+            raise ValueError(f"Z must have {self.components_.shape[0]} columns, got {Z.shape[1]}")
+        return Z @ self.components_
 
 
 class ModSULQ(_PrivateSubspace):
@@ -483,6 +495,18 @@ class ModSULQ(_PrivateSubspace):
     sensitivity_ : dict
         ``{"second_moment": sqrt(2) / n}`` (L2, upper triangle, scale ``||x|| <= 1``).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.ground.datasets import normalize_rows
+    >>> from dpnb.papers.private_pca import ModSULQ
+    >>> X = normalize_rows(np.random.default_rng(0).normal(size=(500, 10)), 1.0, mode="clip")  # norms <= 1
+    >>> model = ModSULQ(n_components=2, epsilon=1.0, delta=1e-5, random_state=0).fit(X)
+    >>> model.components_.shape, model.budget_
+    ((2, 10), {'second_moment': (1.0, 1e-05)})
+    >>> model.inverse_transform(model.transform(X)).shape  # rows projected on the private subspace
+    (500, 10)
     """
 
     def __init__(
@@ -558,6 +582,18 @@ class PPCA(_PrivateSubspace):
         ``{"subspace": 1.0}``: the sensitivity of the exponential mechanism's score ``n q_F(V)``
         (scale ``||x|| <= 1``).
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.ground.datasets import normalize_rows
+    >>> from dpnb.papers.private_pca import PPCA
+    >>> X = normalize_rows(np.random.default_rng(0).normal(size=(500, 10)), 1.0, mode="clip")  # norms <= 1
+    >>> model = PPCA(n_components=1, epsilon=1.0, sampler="exact", random_state=0).fit(X)
+    >>> model.components_.shape, model.budget_
+    ((1, 10), {'subspace': (1.0, 0.0)})
+    >>> bool(np.isclose(np.linalg.norm(model.components_), 1.0))
+    True
     """
 
     def __init__(

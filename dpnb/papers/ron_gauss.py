@@ -291,7 +291,7 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
 # ---------------------------------------------------------------------------------------
 # Utility measures of the reproductions (Tables 3 and 5), exact and with shared work
 # ---------------------------------------------------------------------------------------
-_BLOCK_ROWS = 128  # rows per test-kernel block (128 x 1,500 float64 = 1.5 MB stays in cache: 5-8 % faster than 512)
+_BLOCK_ROWS = 128  # rows per test-kernel block: 128 x 1,500 float64 = 1.5 MB, which stays in a core's cache
 _EXP32_ULPS = 4  # bound on float32 exp's error in units in the last place (NumPy documents <= 2.52 for its SIMD loops)
 
 
@@ -586,8 +586,9 @@ def _block_unit_sums(x, index, lookup, start, stop, inv_norms, part, counts):  #
 def _block_unit_sums_pipelined(x, index, lookup, start, stop, inv_norms, part, counts):  # pragma: no cover
     """:func:`_block_unit_sums` with the next row's squared norm formed in the loop that adds the current row.
 
-    One loop over the columns per row instead of two, and no wait for the square root: 15-25 % faster at
-    ``m = 200, 500``, 5-15 % slower at ``m = 20, 77`` (so used from ``_PIPELINE_FEATURES`` columns on).
+    One loop over the columns per row instead of two, and no wait for the square root; the extra
+    bookkeeping pays only on long rows, so it is used from ``_PIPELINE_FEATURES`` columns on
+    (``benchmarks/gram_floor.py`` times both).
     """
     m = x.shape[1]
     s = 0.0
@@ -628,8 +629,8 @@ def _project_rows_one_class(xa, inv_norms, mu_projected, mu_sq, zt, scale, inv_r
     """:func:`_project_rows` for one class, written to the columns of ``zt`` (``Z^T``, C-contiguous).
 
     First each row's two factors, then ``Z^T`` one coordinate at a time: both loops run over contiguous rows
-    and vectorise (2.5 times faster than row by row); ``scale`` and ``inv_r`` are work space. Each row's
-    factors are :func:`_row_factors`, as in :func:`_project_rows`.
+    and vectorise (a row-by-row loop would stride ``p`` apart and not); ``scale`` and ``inv_r`` are work
+    space. Each row's factors are :func:`_row_factors`, as in :func:`_project_rows`.
     """
     p, rows = zt.shape[0], xa.shape[1]
     for i in range(rows):
@@ -644,9 +645,9 @@ def _project_rows_one_class(xa, inv_norms, mu_projected, mu_sq, zt, scale, inv_r
 def _own_class_products(x, index, lookup, means, out):  # pragma: no cover - compiled
     """``out[i] = <x_i, mu_c>`` with ``mu_c = means[lookup[index[i]]]``, each row's own class mean only.
 
-    One inner product per row instead of ``K`` from one product with every class mean: OpenBLAS takes
-    12-21 % longer for ``[W, mu_1, mu_2]^T X^T`` than for ``[W, mu_1]^T X^T`` (10 rows against 9, ``p = 8``),
-    while this loop reads the block in cache and vectorises (``reassoc``: the sum's order is the compiler's).
+    One inner product per row (``O(m)``) instead of ``K`` from one product with every class mean
+    (``O(K m)`` per row in the BLAS product ``[W, mu_1, ..., mu_K]^T X^T``); this loop reads the block in
+    cache and vectorises (``reassoc``: the sum's order is the compiler's).
     """
     for i in range(x.shape[0]):
         mu = means[lookup[index[i]]]
@@ -685,9 +686,10 @@ def _class_second_moments(
     clipped label if given (one class only); classes, block counts, ``1 / ||x_i||`` and the clipped labels as
     pass 1 (:func:`_class_sums`) gives them. Per block of rows: the product ``[W, mu]^T X_block^T`` (one
     class) or ``W^T X_block^T`` and each row's ``<x_i, mu_c>`` (several classes, :func:`_own_class_products`)
-    (BLAS; OpenBLAS runs this orientation 10-20 % faster than ``X_block [W, mu]`` for ``p + 1 = 9``), the rows
-    ``z_i`` from it (:func:`_project_rows`), then per class ``Z_c^T Z_c`` and, with labels, ``Z^T y`` and
-    ``y^T y`` (BLAS; one ``p + 1``-column product costs 60 % more than these). ``rescaled``: the rows pass 1
+    (BLAS, in the orientation that writes ``Z^T`` with contiguous rows), the rows ``z_i`` from it
+    (:func:`_project_rows`), then per class ``Z_c^T Z_c`` and, with labels, ``Z^T y`` and ``y^T y`` (BLAS;
+    ``O(n p^2)`` for the Gram matrix, ``O(n p)`` for the label's column, rather than one ``p + 1``-column
+    product). ``rescaled``: the rows pass 1
     marked ``_RESCALED``, in order; their columns of the product are replaced by those of their unit rows
     (:func:`_add_rescaled_unit_row`), with ``1 / ||x_i|| = 1`` (only blocks that hold one pay for it).
     """
@@ -750,12 +752,9 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     finiteness checks of ``X`` and of the labels, and the clipped labels. Pass 2
     (``_class_second_moments``) forms, per block, the product ``[W, mu]^T X_block^T`` (BLAS; in gmm mode
     ``W^T X_block^T`` and each row's inner product with its own class mean, compiled), the rows ``z_i``
-    from it (compiled) and each class's ``Z_c^T Z_c`` (BLAS). The time over the floor read + projection
-    ``X R`` + projected Gram ``Z^T Z`` (``benchmarks/gram_floor.py``, n d = 2e7, one BLAS thread, AMD
-    EPYC, OpenBLAS Haswell kernel, medians of 9 interleaved rounds) at d = 20, 77, 200, 500:
-    unsupervised 0.98, 0.95, 1.10, 1.11; supervised 1.03, 0.97, 1.14, 1.11; gmm with two classes 1.14,
-    1.04, 1.19, 1.15 (1.14-1.25 at d = 20 over runs: its rows are written class by class, row by row);
-    before the compiled passes 1.9-2.5 at d = 20 and 1.3-1.7 elsewhere.
+    from it (compiled) and each class's ``Z_c^T Z_c`` (BLAS). In all ``O(n m p + n p^2)``, the floor of
+    any method that projects ``X`` and forms the projected Gram matrix; ``make benchmark`` times the fit
+    against that floor (``benchmarks/gram_floor.py``, results in ``benchmarks/results/``).
 
     A ``dask.array`` ``X`` is refused (TypeError): the second pass needs the released mean, and no block
     reduction is written for it yet.
@@ -806,6 +805,25 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         ``{"mean": ..., "covariance": ...}``: L1 sensitivities the noise was calibrated to
         (covariance: upper triangle). In gmm mode each value is an array over ``classes_``.
     n_features_in_ : int
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.papers.ron_gauss import RONGauss
+    >>> X = np.random.default_rng(0).normal(size=(200, 6))  # any finite rows: each is normalised inside
+    >>> model = RONGauss(n_components=3, epsilon=1.0, random_state=0).fit(X)
+    >>> model.budget_
+    {'mean': (0.3, 0.0), 'covariance': (0.7, 0.0)}
+    >>> model.sample(5).shape  # fitted without labels: sample returns the rows alone
+    (5, 3)
+    >>> y = (X[:, 0] > 0).astype(int)
+    >>> X_syn, y_syn = RONGauss(3, 1.0, mode="gmm", random_state=0).fit(X, y).sample(5)  # with labels: (X, y)
+    >>> X_syn.shape, y_syn.shape
+    ((5, 3), (5,))
+
+    No ``inverse_transform``: every row is scaled to the unit sphere and its norm is not released, so
+    the synthetic rows have no way back to the input's units; ``reconstruct=True`` returns them in
+    ``R^m``, in the normalised data's coordinates.
     """
 
     def __init__(
@@ -954,20 +972,24 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     def sample(self, n_samples):
         """Draw synthetic rows from the fitted DP Gaussian model (post-processing, no extra budget).
 
+        One draw of ``n_samples`` Gaussian vectors from the released model (``O(n_samples p^2)`` after a
+        ``p x p`` factorisation), continuing the generator made in :meth:`fit`.
+
         Returns
         -------
         X_syn : ndarray (n_samples, n_components), or (n_samples, n_features) with ``reconstruct=True``
-        y_syn : ndarray (n_samples,) or None
-            None for ``"unsupervised"``; real labels (not clipped) for ``"supervised"``; class
-            labels for ``"gmm"`` (class sizes multinomial with the public proportions ``n_c / n``;
-            rows shuffled). The pair is returned in every mode.
+            ``"unsupervised"`` returns this array alone.
+        y_syn : ndarray (n_samples,)
+            Only in the labelled modes, which return the pair ``(X_syn, y_syn)``: real labels (not
+            clipped) for ``"supervised"``; class labels for ``"gmm"`` (class sizes multinomial with the
+            public proportions ``n_c / n``; rows shuffled).
         """
         check_is_fitted(self, "components_")
         n_samples = check_integer(n_samples, "n_samples", maximum=MAX_SAMPLES)
         rng = self._rng
         p = self.components_.shape[0]
         if self.mode == "unsupervised":
-            return self._output_space(gaussian_draws(np.zeros(p), self.covariance_, n_samples, random_state=rng)), None
+            return self._output_space(gaussian_draws(np.zeros(p), self.covariance_, n_samples, random_state=rng))
         if self.mode == "supervised":
             Z = gaussian_draws(np.zeros(p + 1), self.covariance_, n_samples, random_state=rng)
             return self._output_space(Z[:, :p]), Z[:, p]

@@ -756,6 +756,18 @@ def audit_epsilon(
         ``(size, k)``, to ``size`` scalars. A mechanism whose ``size`` draws are those of ``size``
         separate calls (as :func:`dpnb.privacy.mechanisms.laplace_mechanism` with ``size``) gives the
         serial path's result exactly.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.privacy.audit import audit_epsilon
+    >>> from dpnb.privacy.mechanisms import laplace_mechanism
+    >>> def count(data, rng, size):  # a counting query, sensitivity 1, released with half the noise it needs
+    ...     return laplace_mechanism(np.sum(data), 1.0, 2.0, random_state=rng, size=size)
+    >>> result = audit_epsilon(count, [0, 1, 1], [0, 1, 0], n_samples=20_000, claimed=1.0, random_state=0,
+    ...                        batched=True)
+    >>> result.violates  # the lower bound exceeds the claimed epsilon = 1: a refuted guarantee
+    True
     """
     n_samples = check_integer(n_samples, "n_samples", minimum=20)
     if not (0 < alpha < 1):

@@ -1069,6 +1069,14 @@ def grid_gaussian_release(value, sensitivity, epsilon, delta, rng, size=None) ->
 
     The grid mechanism with exact discrete Gaussian noise is (epsilon, delta)-DP; the sampler adds
     ``sampling_delta(epsilon, m)`` for ``m`` coordinates. Work as for :func:`grid_laplace_release`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.privacy.exact_noise import grid_gaussian_release
+    >>> out = grid_gaussian_release(np.zeros(3), 1.0, 1.0, 1e-5, np.random.default_rng(0))
+    >>> out.shape, bool(np.all(np.isfinite(out)))
+    ((3,), True)
     """
     value = check_array(value, ndim=None, name="value")
     sensitivity, epsilon, delta = check_positive(sensitivity, "sensitivity"), check_epsilon(epsilon), check_delta(delta)
@@ -1094,6 +1102,14 @@ def grid_gaussian_release_sigma(value, sensitivity, sigma, rng, size=None) -> tu
     -------
     (release, effective_sigma): the release (shape of ``value``, ``size`` stacked in front) and the
     standard deviation parameter of its noise in the units of ``value`` (``sqrt(variance) 2^-k``).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from dpnb.privacy.exact_noise import grid_gaussian_release_sigma
+    >>> out, sigma = grid_gaussian_release_sigma(np.zeros(3), 1.0, 2.0, np.random.default_rng(0))
+    >>> out.shape, bool(sigma >= 2.0)  # the grid's sigma is at least the one asked for
+    ((3,), True)
     """
     value = check_array(value, ndim=None, name="value")
     sensitivity = check_positive(sensitivity, "sensitivity")

@@ -40,9 +40,9 @@ from dpnb.tools.records import write_atomic
 #: The variables that set a kernel's BLAS/OpenMP threads.
 THREAD_VARIABLES = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
 #: glibc's allocator in every kernel of make run: keep freed memory for reuse instead of returning it to the system and
-#: faulting fresh zeroed pages in again for the next array of the same size. Measured at paper size, one process:
-#: system time 6.0 -> 1.3 s on a truncated component_analysis run, a Table 5 trial of ron_gauss 4 % faster. Arrays
-#: above 32 MB (glibc's largest mmap threshold) are still mapped and unmapped; other platforms ignore the variables.
+#: faulting fresh zeroed pages in again for the next array of the same size (a chapter that allocates arrays of one
+#: size in a loop then pays the page faults once, not once per array, which is system time). Arrays above 32 MB
+#: (glibc's largest mmap threshold) are still mapped and unmapped; other platforms ignore the variables.
 ALLOCATOR = {
     "MALLOC_MMAP_THRESHOLD_": str(32 * 2**20),
     "MALLOC_TRIM_THRESHOLD_": str(4 * 2**30),

@@ -6,6 +6,7 @@ from dpnb.ground.validation import (
     check_bool,
     check_bounds,
     check_choice,
+    check_data_in_bounds,
     check_delta,
     check_epsilon,
     check_fraction,
@@ -18,6 +19,7 @@ from dpnb.ground.validation import (
     check_row_norms,
     check_square,
     check_symmetric,
+    first_few,
 )
 
 
@@ -329,3 +331,32 @@ def test_value_range_is_min_and_max_in_one_pass(y, expected):
 
     low, high = value_range(y)
     assert (low, high) == expected and (low, high) == (y.min(), y.max())
+
+
+D_MNIST = 784  # an MNIST row: error messages must stay short however many features offend
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda X: check_data_in_bounds(2 * X, (-1.0, 1.0)),
+        lambda X: check_data_in_bounds(2 * X, (-np.ones(D_MNIST), np.ones(D_MNIST))),
+        lambda X: check_bounds((np.ones(D_MNIST), np.zeros(D_MNIST)), D_MNIST),
+        lambda X: check_bounds((np.full(D_MNIST, -np.inf), np.linspace(1, 2, D_MNIST)), D_MNIST),
+    ],
+)
+def test_an_error_on_784_features_is_short_and_names_the_count(call):
+    X = np.random.default_rng(0).uniform(0.6, 1, (5, D_MNIST))  # every feature offends
+    with pytest.raises(ValueError) as info:
+        call(X)
+    message = str(info.value)
+    assert len(message) < 300, message
+    assert str(D_MNIST) in message and "..." in message, message
+
+
+def test_an_error_names_the_offending_feature():
+    X = np.zeros((3, 10))
+    X[1, 7] = 2.0
+    with pytest.raises(ValueError, match=r"\[-1, 1\] in 1 feature \(7\)"):
+        check_data_in_bounds(X, (-1.0, 1.0))
+    assert first_few(range(784)) == "784 features (0, 1, 2, 3, 4, ...)"

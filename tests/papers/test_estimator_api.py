@@ -166,13 +166,51 @@ def test_transformers_work_inside_a_pipeline(name):
     assert pipe.predict(X).shape == (len(X),)
 
 
-@pytest.mark.parametrize("name", [n for n in ids if hasattr(CASES[n][0](), "sample")])
-def test_sample_returns_the_same_type_in_every_mode(name):
+SAMPLE_CASES = {
+    **{n: CASES[n] for n in ids if hasattr(CASES[n][0](), "sample")},
+    "PCAGauss-unsupervised-own-basis": (lambda: PCAGauss(3, 1.0), SYM, None),  # Algorithm 1 proper
+    "PCAGauss-supervised": (
+        lambda: PCAGauss(3, 1.0, mode="supervised", basis=haar_stiefel(6, 3, random_state=1)),
+        SYM,
+        SYM[:, 0],
+    ),
+    "RONGauss-gmm-reconstruct": (lambda: RONGauss(3, 1.0, mode="gmm", reconstruct=True), SYM, LABELS),
+}
+
+
+@pytest.mark.parametrize("name", list(SAMPLE_CASES))
+def test_sample_returns_x_or_x_and_y_as_fitted(name):
+    """The one convention: ``sample(n_samples)`` returns ``X`` (n_samples rows) for an estimator fitted without
+    labels, the pair ``(X, y)`` for one fitted with labels (RONGauss and PCAGauss "supervised"/"gmm",
+    DPLDAPublisher always)."""
+    factory, X, y = SAMPLE_CASES[name]
+    est = factory().set_params(random_state=0).fit(X, y)
+    out = est.sample(7)
+    if y is not None:
+        assert isinstance(out, tuple) and len(out) == 2
+        X_syn, y_syn = out
+        assert isinstance(y_syn, np.ndarray) and y_syn.shape == (7,)
+    else:
+        X_syn = out
+    assert isinstance(X_syn, np.ndarray) and X_syn.ndim == 2 and X_syn.shape[0] == 7
+
+
+def test_dp_lda_sample_defaults_to_the_released_counts():
+    est, X, _ = _fit("DPLDAPublisher")
+    X_syn, y_syn = est.sample()
+    assert len(X_syn) == len(y_syn) == est.class_counts_.sum()
+    assert np.array_equal(np.bincount(y_syn, minlength=2), est.class_counts_)
+
+
+@pytest.mark.parametrize("name", ["PCAGauss-unsupervised", "PCAGauss-gmm", "ModSULQ", "PPCA", "DPPCAPublisher"])
+def test_inverse_transform_maps_back_to_the_input_units(name):
+    """Where the release has a public basis, ``inverse_transform(transform(X))`` is the projection of ``X`` onto
+    it in the input's features (DPPCAPublisher: about its released mean)."""
     est, X, _ = _fit(name)
-    out = est.sample(7) if "n_samples" in inspect.signature(est.sample).parameters else est.sample()
-    family = name.split("-")[0]
-    shapes = {"RONGauss": tuple, "PCAGauss": tuple, "DPLDAPublisher": tuple, "MST": np.ndarray}
-    assert isinstance(out, shapes[family])
+    Z = est.transform(X / 10)  # a row's projection then stays inside PCAGauss's public box
+    back = est.inverse_transform(Z)
+    assert back.shape == X.shape
+    np.testing.assert_allclose(est.transform(back), Z, atol=1e-10)
 
 
 # scikit-learn's generic checks feed data the DP estimators must refuse; each one that fails is
@@ -253,3 +291,24 @@ def test_scikit_learn_check_estimator(name):
     assert failed <= set(EXPECTED_FAILURES), f"unexpected failures: {sorted(failed - set(EXPECTED_FAILURES))}"
     present = CORE & {r["check_name"] for r in results}
     assert present <= passed, f"core checks failed: {sorted(present - passed)}"
+
+
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda X: MST(domain_sizes=[2] * (X.shape[1] + 1)).fit((X > 0).astype(int)),
+        lambda X: MST(domain_sizes=[1] * X.shape[1]).fit((X > 0).astype(int)),
+        lambda X: PCAGauss(2, 1.0).fit(2 * X),
+        lambda X: PCAGauss(2, 1.0, bounds=(-np.ones(X.shape[1]), np.linspace(1, 2, X.shape[1]))).fit(3 * X),
+        lambda X: DPPro(2, 1.0, 1e-5).fit(2 * X),
+        lambda X: DPPCAPublisher(2, 1.0).fit(2 * X),
+        lambda X: DPPro(2, 1.0, 1e-5, attribute_groups=[list(range(X.shape[1]))]).fit(np.abs(X)),
+    ],
+)
+def test_an_error_on_784_features_is_short_and_names_the_count(call):
+    """An MNIST-sized row (784 features) out of its box: the message names the first few features and the count."""
+    X = np.random.default_rng(0).uniform(0.6, 1, (5, 784))  # every feature offends
+    with pytest.raises(ValueError) as info:
+        call(X)
+    message = str(info.value)
+    assert len(message) < 300 and "784" in message and "..." in message, message

@@ -212,7 +212,7 @@ def _release_and_samples(est) -> np.ndarray:
     """The fitted estimator's release, then 4 synthetic rows where it samples (DP-LDA: its one draw)."""
     out = release_array(est).ravel()
     if hasattr(est, "sample"):
-        drawn = est.sample() if isinstance(est, DPLDAPublisher) else est.sample(4)
+        drawn = est.sample(4)
         drawn = drawn[0] if isinstance(drawn, tuple) else drawn
         out = np.concatenate([out, np.asarray(drawn, dtype=float).ravel()])
     return out
@@ -951,7 +951,7 @@ def _every_output(entry, X, y, seed, choices, params, n_samples) -> np.ndarray:
         return entry.run(X, y, seed, choices, **params)
     est = entry.build(X.shape[1], choices).set_params(random_state=seed, **params).fit(X, y)
     parts = [_release_and_samples(est)]
-    if hasattr(est, "sample") and not isinstance(est, DPLDAPublisher):
+    if hasattr(est, "sample"):
         drawn = est.sample(n_samples)
         parts.append(drawn[0] if isinstance(drawn, tuple) else drawn)
     if hasattr(est, "transform") and getattr(est, "components_", None) is not None:
@@ -994,11 +994,7 @@ def test_extreme_parameters_give_a_finite_release_or_a_named_value_error(name, d
     _counted(name, "extreme parameters", body)
 
 
-SAMPLERS = [
-    n
-    for n in ESTIMATORS
-    if not n.startswith("DPLDA") and hasattr(BY_NAME[n].build(3, BY_NAME[n].default_choices(3)), "sample")
-]
+SAMPLERS = [n for n in ESTIMATORS if hasattr(BY_NAME[n].build(3, BY_NAME[n].default_choices(3)), "sample")]
 
 
 @pytest.mark.parametrize("name", SAMPLERS)
