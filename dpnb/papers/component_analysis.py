@@ -74,7 +74,7 @@ from dpnb.papers.onehot import (
     record_contribution,
 )
 from dpnb.privacy.audit import NeighbourRelation, check_neighbours
-from dpnb.privacy.estimator import PrivateEstimator, split_budget
+from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 
@@ -364,7 +364,9 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
     scores_ : ndarray of shape (n, k)
         The released noisy projections ``(X - mean_) U_k^T + Lap``.
     budget_ : dict
-        ``{"moments": (epsilon/2, 0), "projection": (epsilon/2, 0)}``.
+        ``{"moments": (epsilon/2, 0), "projection": (epsilon/2, 0)}``. With ``noise="exact"`` each delta is
+        the sampler's ``sampling_delta(epsilon/2, m)`` (:func:`dpnb.privacy.estimator.with_sampling_delta`):
+        ``m = p + p (p + 1) / 2`` draws for the moments, ``m = n k`` for the projections.
     sensitivity_ : dict
         ``{"moments": s, "projection": sqrt(k p)}`` (L1).
     n_features_in_ : int
@@ -445,6 +447,8 @@ class DPPCAPublisher(TransformerMixin, PrivateEstimator):
         self.components_ = top_eigenvectors(self.covariance_, k)[1].T
         self.mean_ = mean
         self.scores_ = self._noisy_projections(X, rng, noise)
+        if noise == "exact":  # the sampler's delta: p + p (p + 1) / 2 moment draws, n k projection draws
+            self.budget_ = with_sampling_delta(self.budget_, {"moments": p + p * (p + 1) // 2, "projection": n * k})
         self.n_features_in_ = p
         return self
 
@@ -534,7 +538,9 @@ def laplace_identity(X, epsilon: float, *, group_sizes=None, random_state=None, 
     ``[0,1]^p``) and ``r = p1 + 2 p2`` (:func:`row_diameter`) when ``group_sizes`` declares
     one-hot groups, whose rows then must be valid dummies. epsilon-DP either way.
     ``noise``: numpy's floating-point Laplace noise (``"float"``, default) or exact discrete
-    Laplace noise on a grid (``"exact"``, :func:`dpnb.privacy.mechanisms.laplace_mechanism`).
+    Laplace noise on a grid (``"exact"``, :func:`dpnb.privacy.mechanisms.laplace_mechanism`), whose
+    ``n p`` draws make the release ``(epsilon, sampling_delta(epsilon, n p))``-DP
+    (:func:`dpnb.privacy.exact_noise.sampling_delta`).
     """
     epsilon = check_epsilon(epsilon)
     if group_sizes is None:
@@ -556,7 +562,8 @@ def split_laplace(X, epsilon: float, bounds, *, random_state=None, noise="float"
 
     ``noise="float"`` (default): numpy's floating-point Laplace noise. ``noise="exact"``: column ``j``
     goes through :func:`dpnb.privacy.mechanisms.laplace_mechanism` with exact discrete Laplace noise on a
-    grid (sensitivity ``high_j - low_j`` at ``epsilon / p``), DP as stated.
+    grid (sensitivity ``high_j - low_j`` at ``epsilon / p``): ``(epsilon, p sampling_delta(epsilon / p, n))``-DP
+    for its ``n`` draws a column (:func:`dpnb.privacy.exact_noise.sampling_delta`).
     """
     epsilon = check_epsilon(epsilon)
     noise = check_noise(noise)
@@ -586,7 +593,8 @@ def component_laplace(X, epsilon: float, direction, center, bounds, *, random_st
 
     ``noise="float"`` (default): numpy's floating-point Laplace noise. ``noise="exact"``: the
     projections ``t`` go through :func:`dpnb.privacy.mechanisms.laplace_mechanism` with exact discrete
-    Laplace noise on a grid (sensitivity ``s``), DP as stated.
+    Laplace noise on a grid (sensitivity ``s``): ``(epsilon, sampling_delta(epsilon, n))``-DP for its ``n``
+    draws (:func:`dpnb.privacy.exact_noise.sampling_delta`).
     """
     epsilon = check_epsilon(epsilon)
     noise = check_noise(noise)

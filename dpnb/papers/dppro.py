@@ -62,7 +62,7 @@ from dpnb.ground.validation import (
 from dpnb.numerics.blocks import check_rows, is_dask_array, map_rows
 from dpnb.privacy import exact_noise
 from dpnb.privacy.audit import check_neighbours
-from dpnb.privacy.estimator import PrivateEstimator
+from dpnb.privacy.estimator import PrivateEstimator, with_sampling_delta
 from dpnb.privacy.mechanisms import CALIBRATIONS, gaussian_sigma
 
 NEIGHBOURS = ("change-attribute", "replace-row")  # the notions of dpnb.privacy.audit.NEIGHBOURS DPPro calibrates to
@@ -630,7 +630,9 @@ class DPPro(TransformerMixin, PrivateEstimator):
         ``{"projection": Delta}``: the L2 sensitivity of ``X -> X R`` under ``neighbours``. With
         ``"lemma4"`` it is reported but not used: that sigma does not depend on ``R``.
     budget_ : dict
-        ``{"projection": (epsilon, delta)}``: the release is one Gaussian mechanism.
+        ``{"projection": (epsilon, delta)}``: the release is one Gaussian mechanism. With ``noise="exact"``
+        delta plus the sampler's ``sampling_delta(epsilon, n k)`` for its ``n k`` draws
+        (:func:`dpnb.privacy.estimator.with_sampling_delta`).
     sigma_ : float
         Noise standard deviation used (0 for ``epsilon = inf``); with ``noise="exact"`` the discrete
         Gaussian's sigma parameter in the units of ``X``.
@@ -726,6 +728,8 @@ class DPPro(TransformerMixin, PrivateEstimator):
         self.components_ = R.T
         self.sensitivity_ = {"projection": float(sensitivity)}
         self.budget_ = {"projection": (epsilon, delta)}
+        if noise == "exact":  # the sampler's delta: n k draws
+            self.budget_ = with_sampling_delta(self.budget_, {"projection": embedding.size})
         self.sigma_ = float(sigma)
         self.n_features_in_ = d
         self.embedding_ = embedding

@@ -37,7 +37,7 @@ from dpnb.papers.onehot import (
     row_weights,
 )
 from dpnb.privacy.audit import check_neighbours
-from dpnb.privacy.estimator import PrivateEstimator, split_budget
+from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism
 
@@ -201,7 +201,9 @@ class DPLDAPublisher(PrivateEstimator):
     second_moment_ : ndarray of shape (p, p)
         Noisy pooled ``E[x x^T]``.
     budget_ : dict
-        ``{"class_counts": (f epsilon, 0), "sums": ((1 - f) epsilon, 0)}``.
+        ``{"class_counts": (f epsilon, 0), "sums": ((1 - f) epsilon, 0)}``. With ``noise="exact"`` each delta
+        is the sampler's ``sampling_delta(epsilon_i, m)`` (:func:`dpnb.privacy.estimator.with_sampling_delta`):
+        ``m = C p + p (p + 1) / 2`` draws for the sums, ``m = C`` for the counts.
     sensitivity_ : dict
         ``{"class_counts": 2.0, "sums": s}`` (L1).
     n_features_in_ : int
@@ -276,6 +278,9 @@ class DPLDAPublisher(PrivateEstimator):
         self.second_moment_ = (upper + np.triu(upper, 1).T) / self.class_counts_.sum()
         self.n_features_in_ = p
         self._n_numeric = n_numeric
+        if noise == "exact":  # the sampler's delta: C p + p (p + 1) / 2 draws for the sums, C for the counts
+            draws = {"sums": n_classes * p + p * (p + 1) // 2, "class_counts": n_classes}
+            self.budget_ = with_sampling_delta(self.budget_, draws)
         self._rng = rng
         return self
 

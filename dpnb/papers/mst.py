@@ -38,7 +38,7 @@ from dpnb.ground.validation import (
     check_integer,
     first_few,
 )
-from dpnb.privacy.estimator import PrivateEstimator
+from dpnb.privacy.estimator import PrivateEstimator, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise, integer_gaussian_noise
 from dpnb.privacy.mechanisms import check_gaussian_sigma
 
@@ -135,7 +135,7 @@ class MST(PrivateEstimator):
         Noise of the measured marginals. ``"float"`` (default): numpy's floating-point Gaussian
         noise. ``"exact"``: exact discrete Gaussian noise on the integer counts at the same sigma
         (variance rounded up to a multiple of ``2^-8``: :func:`dpnb.privacy.exact_noise.integer_gaussian_noise`),
-        which keeps each measurement's zCDP ``rho`` exactly, so ``budget_`` is unchanged. The
+        which keeps each measurement's zCDP ``rho`` exactly; ``budget_`` adds the sampler's delta. The
         tree selection (exponential mechanism) samples in floating point either way.
     random_state : None, int, SeedSequence or Generator
 
@@ -148,7 +148,10 @@ class MST(PrivateEstimator):
     budget_ : dict
         ``(epsilon, delta)`` attributed to each step: the three steps split ``rho`` equally; the
         ``epsilon`` parts are ``epsilon / 3`` each (a zCDP split reported in DP units) and the
-        whole ``delta`` is charged once, to the conversion.
+        whole ``delta`` is charged once, to the conversion. With ``noise="exact"`` that delta also
+        holds the sampler's ``sampling_delta(epsilon, m)`` (:func:`dpnb.privacy.estimator.with_sampling_delta`)
+        for the ``m`` counts measured, ``sum_j |D_j| + sum over the tree's edges of |D_i| |D_j|``, charged at
+        the whole ``epsilon`` (the zCDP split is converted to ``(epsilon, delta)`` once).
     sensitivity_ : dict
         L2 sensitivity of each measured histogram and L1 sensitivity of the selection score.
 
@@ -209,6 +212,9 @@ class MST(PrivateEstimator):
             "tree selection": (third, 0.0),
             "two-way marginals": (third if math.isinf(epsilon) else epsilon - 2 * third, delta),
         }
+        if noise == "exact":  # every count drawn, charged once at the whole epsilon (one zCDP-to-DP conversion)
+            cells = sum(sizes[j] for j in range(d)) + sum(sizes[i] * sizes[j] for i, j in edges)
+            self.budget_ = with_sampling_delta(self.budget_, {"two-way marginals": (epsilon, int(cells))})
         self.sensitivity_ = {
             "one-way marginals": HISTOGRAM_L2,
             "tree selection": HISTOGRAM_L1,

@@ -54,7 +54,7 @@ from dpnb.ground.validation import (
 from dpnb.numerics.blocks import refuse_dask
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
 from dpnb.papers.private_pca import unit_radius
-from dpnb.privacy.estimator import PrivateEstimator, split_budget
+from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import (
     laplace_mechanism,
@@ -127,10 +127,11 @@ def second_moment_l1_sensitivity(bounds, n_samples, *, n_features=None, part: st
     """
     c = coordinate_bounds(bounds, n_features)
     n = check_integer(n_samples, "n_samples")
-    s1, s2 = c.sum(), (c**2).sum()
-    if check_choice(part, "part", PARTS) == "upper":
-        return check_sensitivity((s1**2 + s2) / (2 * n))
-    return check_sensitivity(s1**2 / n)
+    part = check_choice(part, "part", PARTS)
+    with np.errstate(over="ignore"):  # an overflow gives inf, which check_sensitivity refuses naming the bounds
+        s1, s2 = c.sum(), (c**2).sum()
+        value = (s1**2 + s2) / (2 * n) if part == "upper" else s1**2 / n
+    return check_sensitivity(value)
 
 
 def eigenvalue_sensitivity(
@@ -210,7 +211,9 @@ def lap_pca(X, n_components, epsilon, *, bounds=(-1.0, 1.0), random_state=None, 
     sensitivity underflows, are refused naming ``bounds``.
 
     ``noise="float"`` (default): numpy's floating-point Laplace noise; ``noise="exact"``: exact
-    discrete Laplace noise on a grid (:func:`dpnb.privacy.mechanisms.symmetric_laplace_mechanism`).
+    discrete Laplace noise on a grid (:func:`dpnb.privacy.mechanisms.symmetric_laplace_mechanism`), whose
+    ``M (M + 1) / 2`` draws make it ``(epsilon, sampling_delta(epsilon, M (M + 1) / 2))``-DP
+    (:func:`dpnb.privacy.exact_noise.sampling_delta`).
 
     Returns
     -------
@@ -253,7 +256,8 @@ def analyze_gauss_pca(
 
     ``noise="float"`` (default): numpy's floating-point Gaussian noise; ``noise="exact"``: exact
     discrete Gaussian noise on a grid (:func:`dpnb.privacy.mechanisms.symmetric_gaussian_mechanism`), whose
-    sigma comes from the zCDP bound, so ``calibration`` no longer applies.
+    sigma comes from the zCDP bound, so ``calibration`` no longer applies; its ``M (M + 1) / 2`` draws make it
+    ``(epsilon, delta + sampling_delta(epsilon, M (M + 1) / 2))``-DP (:func:`dpnb.privacy.exact_noise.sampling_delta`).
 
     Returns
     -------
@@ -364,7 +368,11 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     ``class_weights_, class_means_, class_covariances_`` (a mixture: "gmm"), never both.
 
     budget_ : dict
-        Statistic -> ``(epsilon_i, 0.0)``; they add up to ``(epsilon, 0)``.
+        Statistic -> ``(epsilon_i, 0.0)``; they add up to ``(epsilon, 0)``. With ``noise="exact"`` each delta
+        is the sampler's ``sampling_delta(epsilon_i, m)`` (:func:`dpnb.privacy.estimator.with_sampling_delta`)
+        for the ``m`` draws of that statistic: ``K`` eigenvalues (Algorithm 1 with the data's PCA);
+        ``q (q + 1) / 2`` for a ``q x q`` second moment and ``q`` for the mean (``q = K``, ``K + 1`` with the
+        label); in "gmm", ``C`` counts, ``C K`` sums (class means) and ``C K (K + 1) / 2`` second moments.
     sensitivity_ : dict
         Statistic -> the L1 sensitivity its Laplace noise used.
     n_features_in_ : int
@@ -455,8 +463,24 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             self._fit_gmm(state, X @ W / state["_scale"], y, epsilon, settings)
         else:
             self._fit_gmm_paper(state, X @ W / state["_scale"], y, epsilon, settings["mean"])
+        if self.noise == "exact":  # the sampler's delta, per statistic: see budget_
+            state["budget_"] = with_sampling_delta(state["budget_"], self._exact_draws(state))
         vars(self).update(state)  # all at once, at the end
         return self
+
+    def _exact_draws(self, state) -> dict:
+        """Statistic -> the number of exact draws its release made (the shapes of the released model)."""
+        if "class_means_" in state:  # Algorithm 3: per class, a k-vector and a triangle (+ a count)
+            c, k = state["class_means_"].shape
+            second, first = (
+                ("second_moments", "sums") if "counts" in state["budget_"] else ("class_covariances", "class_means")
+            )
+            draws = {first: c * k, second: c * k * (k + 1) // 2}
+            return draws | ({"counts": c} if "counts" in state["budget_"] else {})
+        if "eigenvalues" in state["budget_"]:  # Algorithm 1 with the data's own PCA: k eigenvalues
+            return {"eigenvalues": state["mean_"].size}
+        q = state["mean_"].size  # Algorithms 1 and 2: the triangle of a q x q moment (+ a q-vector mean)
+        return {"second_moment": q * (q + 1) // 2} | ({"mean": q} if "mean" in state["budget_"] else {})
 
     def _check_settings(self) -> dict:
         """Validate the non-privacy parameters; returns the resolved budget fractions."""

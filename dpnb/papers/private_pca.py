@@ -48,7 +48,7 @@ from dpnb.ground.validation import (
 from dpnb.numerics.bingham import MAX_CONCENTRATION, bingham_gibbs, vector_bingham_exact
 from dpnb.numerics.blocks import check_rows, float64_blocks, row_sums
 from dpnb.numerics.linalg import PARTS, one_blas_thread, symmetrize_upper
-from dpnb.privacy.estimator import PrivateEstimator
+from dpnb.privacy.estimator import PrivateEstimator, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
 from dpnb.privacy.mechanisms import CALIBRATIONS, check_gaussian_sigma, gaussian_sigma
 
@@ -244,6 +244,8 @@ def mod_sulq(
     mirrored; with ``noise_scale="corrected"`` sigma then comes from the zCDP bound
     (:func:`mod_sulq_noise_sigma`; ``calibration`` no longer applies), so each draw is
     (epsilon, delta)-DP as stated; with ``"paper"`` it keeps the zCDP ``rho`` of Gaussian noise at ``beta``.
+    Either way the ``d (d + 1) / 2`` exact draws of each release add ``sampling_delta(epsilon, d (d + 1) / 2)``
+    to its delta (:func:`dpnb.privacy.exact_noise.sampling_delta`).
     """
     A, n, d, k, epsilon, n_draws = _check_common(X, n_components, epsilon, data_norm, n_draws)
     sigma = mod_sulq_noise_sigma(d, n, epsilon, delta, noise_scale, calibration, noise)
@@ -491,7 +493,8 @@ class ModSULQ(_PrivateSubspace):
     sigma_ : float
         Noise standard deviation used, on the scale ``||x|| <= 1``.
     budget_ : dict
-        ``{"second_moment": (epsilon, delta)}``.
+        ``{"second_moment": (epsilon, delta)}``; with ``noise="exact"`` delta plus the sampler's
+        ``sampling_delta(epsilon, d (d + 1) / 2)`` (:func:`dpnb.privacy.estimator.with_sampling_delta`).
     sensitivity_ : dict
         ``{"second_moment": sqrt(2) / n}`` (L2, upper triangle, scale ``||x|| <= 1``).
     n_features_in_ : int
@@ -548,6 +551,8 @@ class ModSULQ(_PrivateSubspace):
         self.sigma_ = mod_sulq_noise_sigma(d, n, epsilon, delta, self.noise_scale, self.calibration, self.noise)
         self.components_ = V[0].T
         self.budget_ = {"second_moment": (epsilon, delta)}
+        if self.noise == "exact":  # the sampler's delta: d (d + 1) / 2 draws, the upper triangle
+            self.budget_ = with_sampling_delta(self.budget_, {"second_moment": d * (d + 1) // 2})
         self.sensitivity_ = {"second_moment": second_moment_l2_sensitivity(n)}
         self.n_features_in_ = d
         return self

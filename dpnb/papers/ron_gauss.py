@@ -67,7 +67,7 @@ from dpnb.numerics.linalg import (
     row_blocks,
     top_eigenvectors,
 )
-from dpnb.privacy.estimator import PrivateEstimator, split_budget
+from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
 
@@ -236,7 +236,8 @@ def bernoulli_identity(X_unit, n_components, epsilon, *, random_state=None, nois
     random_state : None, int, SeedSequence or Generator
     noise : {"float", "exact"}
         numpy's floating-point Laplace noise (default), or exact discrete Laplace noise on a grid
-        (:func:`dpnb.privacy.mechanisms.laplace_mechanism`), DP as stated.
+        (:func:`dpnb.privacy.mechanisms.laplace_mechanism`), whose ``n k`` draws make the release
+        ``(epsilon, sampling_delta(epsilon, n k))``-DP (:func:`dpnb.privacy.exact_noise.sampling_delta`).
 
     Returns
     -------
@@ -263,7 +264,9 @@ def pca_identity(X_unit, n_components, epsilon, *, second_moment=None, random_st
     Parameters
     ----------
     X_unit, n_components, epsilon, random_state, noise
-        As in :func:`bernoulli_identity` (``noise`` applies to both releases).
+        As in :func:`bernoulli_identity` (``noise`` applies to both releases; with ``"exact"`` the pair is
+        ``(epsilon, sampling_delta(epsilon / 2, m (m + 1) / 2) + sampling_delta(epsilon / 2, n k))``-DP, for the
+        triangle's and the rows' draws).
     second_moment : ndarray (n_features, n_features), optional
         ``X_unit.T @ X_unit / n_samples`` if already formed: it depends on the data only, not on any draw, so
         a loop over releases of the same rows forms it once. None: formed here.
@@ -800,7 +803,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         ``class_counts_`` are exact: they are public by assumption.
     budget_ : dict
         ``{"mean": (epsilon_mu, 0.0), "covariance": (epsilon_Sigma, 0.0)}``; in gmm mode each
-        class spends the same amounts on its own rows (parallel composition, ``n_c`` public).
+        class spends the same amounts on its own rows (parallel composition, ``n_c`` public). With
+        ``noise="exact"`` each delta is the sampler's ``sampling_delta(epsilon_i, m)``
+        (:func:`dpnb.privacy.estimator.with_sampling_delta`) for ``m = C n_features`` mean draws and
+        ``m = C q (q + 1) / 2`` covariance draws (``C`` classes, 1 outside gmm; ``q = p``, ``p + 1`` supervised).
     sensitivity_ : dict
         ``{"mean": ..., "covariance": ...}``: L1 sensitivities the noise was calibrated to
         (covariance: upper triangle). In gmm mode each value is an array over ``classes_``.
@@ -953,6 +959,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             X, index, lookup, block_counts, inv_norms, self.components_, means, labels, rescaled
         )
         covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
+        if self.noise == "exact":  # the sampler's delta, per class: an m-vector mean and a q x q triangle
+            q = grams[0].shape[0]
+            draws = {"mean": len(counts) * m, "covariance": len(counts) * q * (q + 1) // 2}
+            self.budget_ = with_sampling_delta(self.budget_, draws)
         if self.mode == "gmm":
             self.class_means_, self.class_covariances_ = means, np.array(covs)
             self.sensitivity_ = {"mean": mean_sens, "covariance": np.array(cov_sens)}

@@ -16,7 +16,8 @@ transforms):
 - ``epsilon`` may be ``numpy.inf``: the noiseless (non-private) limit of the same algorithm,
   useful as a reference; ``delta`` is then ignored for calibration;
 - after ``fit``: ``budget_`` maps each noisy statistic to the ``(epsilon, delta)`` it spent
-  (they add up to what was asked, basic composition), ``sensitivity_`` maps it to the
+  (they add up to what was asked, basic composition; with ``noise="exact"`` each delta also holds
+  the exact sampler's ``sampling_delta``, :func:`with_sampling_delta`), ``sensitivity_`` maps it to the
   sensitivity its noise was calibrated to, and ``n_features_in_`` is set.
 """
 
@@ -26,12 +27,14 @@ import functools
 import math
 import numbers
 import warnings
+from fractions import Fraction
 
 import numpy as np
 from sklearn.base import BaseEstimator
 
 from dpnb.ground.datasets import PrivacyLeakWarning
 from dpnb.ground.validation import check_delta, check_epsilon, check_random_state
+from dpnb.privacy.exact_noise import sampling_delta
 
 
 def split_budget(epsilon: float, delta: float, fractions: dict) -> dict:
@@ -78,6 +81,57 @@ def split_budget(epsilon: float, delta: float, fractions: dict) -> dict:
         epsilon if math.isinf(epsilon) else epsilon - spent_e,
         delta * pairs[last][1] if pairs[last][1] in (0.0, 1.0) else delta - spent_d,
     )
+    return out
+
+
+def _add_up(a: float, b: float) -> float:
+    """``a + b`` rounded up to a double (a bound stays a bound), at most 1."""
+    total = a + b
+    if Fraction(total) < Fraction(a) + Fraction(b):
+        total = math.nextafter(total, math.inf)
+    return min(total, 1.0)
+
+
+def with_sampling_delta(budget: dict, draws: dict) -> dict:
+    """A ``budget_`` of an exact-noise release: each statistic's delta plus its sampler's ``sampling_delta``.
+
+    The exact samplers of :mod:`dpnb.privacy.exact_noise` are within total variation ``2^-100`` of their
+    law per draw, so a statistic released ``(epsilon_i, delta_i)``-DP with ``m_i`` exact draws is
+    ``(epsilon_i, delta_i + sampling_delta(epsilon_i, m_i))``-DP (:func:`dpnb.privacy.exact_noise.sampling_delta`);
+    basic composition then adds the parts as before. One pass over ``draws``; the sum is rounded up to
+    the next double when it is not exact (below ``delta_i``'s resolution it moves ``delta_i`` by one
+    ulp), and capped at 1.
+
+    Parameters
+    ----------
+    budget : dict
+        Statistic name -> ``(epsilon_i, delta_i)``, as :func:`split_budget` returns.
+    draws : dict
+        Statistic name -> ``m_i``, the number of exact draws of its release, or ``(epsilon, m_i)`` when
+        the draws are charged at another epsilon than the entry's (a zCDP split whose conversion to
+        ``(epsilon, delta)`` is made once, for the whole release). Statistics not named keep their delta.
+
+    Returns
+    -------
+    dict
+        A new budget dict; epsilons unchanged.
+
+    Examples
+    --------
+    >>> from dpnb.privacy.exact_noise import sampling_delta
+    >>> budget = with_sampling_delta({"mean": (1.0, 0.0)}, {"mean": 3})
+    >>> budget["mean"] == (1.0, sampling_delta(1.0, 3))
+    True
+    """
+    if not isinstance(budget, dict) or not isinstance(draws, dict):
+        raise TypeError("budget and draws must be dicts keyed by statistic name")
+    out = dict(budget)
+    for name, count in draws.items():
+        if name not in budget:
+            raise ValueError(f"draws names {name!r}, which is not a statistic of the budget {sorted(budget)}")
+        epsilon, delta = budget[name]
+        charged, m = count if isinstance(count, tuple) else (epsilon, count)
+        out[name] = (epsilon, _add_up(delta, sampling_delta(charged, m)))
     return out
 
 

@@ -778,14 +778,13 @@ def _zcdp_log_delta(epsilon, rho) -> float:
     epsilon = check_nonnegative(epsilon, "epsilon")
     rho = check_positive(rho, "rho")
 
-    def log_delta(alpha):
+    def log_delta(alpha):  # Python floats: a huge rho overflows at large alpha to inf (never the minimum), silently
         return (alpha - 1) * (alpha * rho - epsilon) - math.log(alpha - 1) + alpha * math.log1p(-1 / alpha)
 
-    grid = np.geomspace(1 + 1e-9, 1e6, 2000)
-    with np.errstate(over="ignore"):  # a huge rho overflows at large alpha: inf, never the minimum
-        values = [log_delta(a) for a in grid]
+    grid = np.geomspace(1 + 1e-9, 1e6, 2000).tolist()
+    values = [log_delta(a) for a in grid]
     i = int(np.argmin(values))
-    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, grid.size - 1)]
+    lo, hi = grid[max(i - 1, 0)], grid[min(i + 1, len(grid) - 1)]
     golden = (math.sqrt(5) - 1) / 2
     for _ in range(100):
         a, b = hi - golden * (hi - lo), lo + golden * (hi - lo)
@@ -952,8 +951,15 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
     """The largest zCDP ``rho`` (just inside the root) whose :func:`zcdp_delta` at ``epsilon`` meets ``delta``.
 
     The root is bracketed in ``[1e-12, epsilon + 10]`` (``[1e-300, ...]`` when ``rho`` must be below
-    ``1e-12``), found to an absolute ``1e-15`` and, if that is too coarse for a tiny ``rho``, refined
-    to a relative ``1e-12``. An epsilon that no ``rho >= 1e-300`` serves is refused (ValueError).
+    ``1e-12``; the upper end multiplied by 16 until it is past the root, which a ``delta`` near 1 puts far
+    out, as the bound reaches 1 only for a large ``rho``), found to an absolute ``1e-15`` and, if that is
+    too coarse for a tiny ``rho``, refined to a relative ``1e-12``. An epsilon that no ``rho >= 1e-300``
+    serves is refused (ValueError).
+
+    Examples
+    --------
+    >>> 0 < zcdp_rho(1.0, 1e-5) < zcdp_rho(1.0, 1 - 2**-53)
+    True
     """
     gap = lambda rho: _zcdp_log_delta(epsilon, rho) - math.log(delta)  # noqa: E731
     low = 1e-12 if gap(1e-12) < 0 else 1e-300
@@ -962,7 +968,10 @@ def zcdp_rho(epsilon: float, delta: float) -> float:
             f"epsilon={epsilon!r} is too small for exact Gaussian noise: no zCDP rho above 1e-300 meets "
             f"delta={delta!r}; pass a larger epsilon"
         )
-    rho = brentq(gap, low, epsilon + 10, xtol=1e-15) * (1 - 1e-9)  # just inside the root
+    high = epsilon + 10
+    while gap(high) < 0:  # the bound tends to +inf in log as rho grows: at most ~250 steps to the doubles' end
+        high *= 16
+    rho = brentq(gap, low, high, xtol=1e-15) * (1 - 1e-9)  # just inside the root
     if gap(rho) > 0:  # the absolute tolerance is coarse for a tiny rho
         rho = brentq(gap, low, rho, xtol=1e-300, rtol=1e-12) * (1 - 1e-9)
     if gap(rho) > 0:

@@ -129,7 +129,11 @@ def _cpu_seconds(pid: int) -> float:
 
 def _wait(receiver, pid: int, seconds: float) -> tuple:
     """The child's message, or ``("timeout", None)`` once it used ``seconds`` of CPU time (or hung)."""
-    start_cpu, start_wall = _cpu_seconds(pid), time.monotonic()
+    start_wall = time.monotonic()
+    try:
+        start_cpu = _cpu_seconds(pid)
+    except psutil.NoSuchProcess:  # it already exited after sending "ready": its message or the end of the pipe follows
+        start_cpu = 0.0
     while not receiver.poll(0.02):
         try:
             used = _cpu_seconds(pid) - start_cpu

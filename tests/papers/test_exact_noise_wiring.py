@@ -2,12 +2,15 @@
 
 Each release with exact noise is finite, lies on the grid ``2^-k`` its sensitivity fixes (or on the
 integers for counts), is the same for the same seed, differs from the floating-point release, and
-reports the same ``budget_`` and ``sensitivity_`` as the default (the guarantee is unchanged).
+reports the same ``sensitivity_`` and epsilons as the default, and each statistic's delta grows by
+exactly the sampler's ``sampling_delta(epsilon_i, m_i)`` for its ``m_i`` draws (counted here by hand).
 """
 
 from __future__ import annotations
 
 import inspect
+import math
+from fractions import Fraction
 
 import numpy as np
 import pytest
@@ -21,6 +24,7 @@ from dpnb.papers.pca_gauss import PCAGauss
 from dpnb.papers.private_pca import ModSULQ
 from dpnb.papers.ron_gauss import RONGauss
 from dpnb.privacy import exact_noise
+from dpnb.privacy.estimator import budget_total, with_sampling_delta
 
 RNG = np.random.default_rng(5)
 BOX = RNG.random((12, 4))  # in [0, 1]
@@ -55,6 +59,32 @@ ESTIMATORS = {
     "DPLDAPublisher": (lambda **kw: DPLDAPublisher(1.0, n_classes=2, **kw), BOX, LABELS),
     "ModSULQ": (lambda **kw: ModSULQ(1, 1.0, 1e-5, **kw), BALL, None),
     "MST": (lambda **kw: MST(1.0, 1e-6, domain_sizes=[3, 3, 3], **kw), CODES, None),
+    "PCAGauss-supervised": (
+        lambda **kw: PCAGauss(2, 1.0, mode="supervised", basis=BASIS, mean_fraction=0.2, **kw),
+        CUBE,
+        CUBE[:, 0],
+    ),
+    "RONGauss-supervised": (lambda **kw: RONGauss(2, 1.0, mode="supervised", label_bound=1.0, **kw), CUBE, CUBE[:, 0]),
+}
+
+# Statistic -> exact draws of its release, by hand, for n = 12 rows, d = 4 features, k = p = 2 components,
+# C = 2 classes (a triangle of a q x q matrix is q (q + 1) / 2 draws); MST's entry is (epsilon, draws):
+# 3 one-way marginals of 3 cells and 2 tree edges of 3 x 3, charged once at the whole epsilon.
+EXACT_DRAWS = {
+    "PCAGauss-alg1": {"eigenvalues": 2},
+    "PCAGauss-basis": {"second_moment": 3, "mean": 2},
+    "PCAGauss-gmm": {"counts": 2, "sums": 2 * 2, "second_moments": 2 * 3},
+    "PCAGauss-gmm-paper": {"class_means": 2 * 2, "class_covariances": 2 * 3},
+    "PCAGauss-supervised": {"second_moment": 6, "mean": 3},
+    "RONGauss": {"mean": 4, "covariance": 3},
+    "RONGauss-gmm": {"mean": 2 * 4, "covariance": 2 * 3},
+    "RONGauss-supervised": {"mean": 4, "covariance": 6},
+    "DPPro": {"projection": 12 * 2},
+    "DPPro-paper": {"projection": 12 * 2},
+    "DPPCAPublisher": {"moments": 4 + 10, "projection": 12 * 2},
+    "DPLDAPublisher": {"sums": 2 * 4 + 10, "class_counts": 2},
+    "ModSULQ": {"second_moment": 10},
+    "MST": {"two-way marginals": (1.0, 3 * 3 + 2 * 9)},
 }
 
 FITTED = ("embedding_", "scores_", "components_", "covariance_", "class_covariances_", "means_", "marginals_", "mean_")
@@ -73,7 +103,7 @@ def _released(est) -> np.ndarray:
 
 
 @pytest.mark.parametrize("name", list(ESTIMATORS))
-def test_an_estimator_with_exact_noise_is_seeded_finite_and_keeps_its_budget(name):
+def test_an_estimator_with_exact_noise_is_seeded_finite_and_keeps_its_epsilons(name):
     make, X, y = ESTIMATORS[name]
     exact = make(noise="exact", random_state=3).fit(X, y)
     again = make(noise="exact", random_state=3).fit(X, y)
@@ -84,7 +114,7 @@ def test_an_estimator_with_exact_noise_is_seeded_finite_and_keeps_its_budget(nam
     np.testing.assert_array_equal(released, _released(again))
     assert not np.array_equal(released, _released(other)), "the exact release ignores the seed"
     assert not np.array_equal(released, _released(floating)), "noise='exact' released the float path"
-    assert exact.budget_ == floating.budget_
+    assert {key: e for key, (e, _) in exact.budget_.items()} == {key: e for key, (e, _) in floating.budget_.items()}
     for key, value in floating.sensitivity_.items():
         np.testing.assert_array_equal(exact.sensitivity_[key], value)
 
@@ -180,3 +210,39 @@ def test_tiny_epsilon_with_the_paper_scale_gives_a_finite_exact_release(name):
     }[name]
     X = BALL if name == "ModSULQ" else BOX
     assert np.all(np.isfinite(_released(make().fit(X))))
+
+
+@pytest.mark.parametrize("name", list(ESTIMATORS))
+def test_exact_noise_adds_the_samplers_delta_to_the_budget(name):
+    """budget_ is the true guarantee: each delta grows by sampling_delta(epsilon_i, m_i), rounded up; float: asked."""
+    make, X, y = ESTIMATORS[name]
+    exact = make(noise="exact", random_state=3).fit(X, y).budget_
+    floating = make(random_state=3).fit(X, y).budget_
+    stated = make().get_params()
+    requested = (stated["epsilon"], stated.get("delta", 0.0))
+    assert budget_total(floating)[1] == pytest.approx(requested[1], rel=1e-12, abs=0)  # float: what was asked
+    assert set(exact) == set(floating)
+    draws = EXACT_DRAWS[name]
+    for key, (epsilon, delta) in floating.items():
+        count = draws.get(key, 0)
+        charged, m = count if isinstance(count, tuple) else (epsilon, count)
+        added = exact_noise.sampling_delta(charged, m)
+        assert exact[key][0] == epsilon
+        if delta == 0.0:  # a pure-epsilon statistic: (epsilon, sampling_delta) exactly
+            assert exact[key][1] == added
+        else:  # the sum rounded up: the reported delta bounds the true one, within one ulp
+            assert Fraction(exact[key][1]) >= Fraction(delta) + Fraction(added)
+            assert exact[key][1] <= math.nextafter(delta + added, math.inf)
+    assert sum(m if isinstance(m, int) else m[1] for m in draws.values()) > 0
+    assert budget_total(exact)[1] > budget_total(floating)[1]
+
+
+def test_with_sampling_delta_at_the_edges():
+    """epsilon = inf adds nothing; an unknown statistic is refused naming it; the delta is capped at 1."""
+    assert with_sampling_delta({"a": (math.inf, 0.0)}, {"a": 5}) == {"a": (math.inf, 0.0)}
+    assert with_sampling_delta({"a": (800.0, 0.5)}, {"a": 1}) == {"a": (800.0, 1.0)}
+    assert with_sampling_delta({"a": (1.0, 1e-6), "b": (1.0, 0.0)}, {"b": 2})["a"] == (1.0, 1e-6)
+    with pytest.raises(ValueError, match="'c'"):
+        with_sampling_delta({"a": (1.0, 0.0)}, {"c": 1})
+    with pytest.raises(TypeError, match="dicts"):
+        with_sampling_delta([("a", (1.0, 0.0))], {"a": 1})

@@ -25,8 +25,8 @@ calibration, neighbour relation and ``n_components`` (1 or several) drawn per ca
 
 ``make test`` runs them derandomised with a small budget (profile ``ci``); ``make fuzz`` with a
 large one (profile ``fuzz``) and prints, per entry point, the cases tried and the failures.
-Failures raised inside ``dpnb.privacy.exact_noise`` (its exact samplers at extreme scales, issue 32,
-which another change rewrites) are counted apart, as *known*, and do not fail the property.
+An exception raised inside ``dpnb.privacy.exact_noise`` is judged as any other (its samplers were
+counted apart while issue 32 rewrote them; no longer).
 """
 
 from __future__ import annotations
@@ -36,7 +36,6 @@ import json
 import math
 import os
 import sys
-import traceback
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -75,28 +74,13 @@ settings.load_profile(os.environ.get("DPNB_HYPOTHESIS_PROFILE", "ci"))
 # -------------------------------------------------------------------------------------------
 # Counting the generated cases (make fuzz prints the table)
 # -------------------------------------------------------------------------------------------
-TALLY: dict = defaultdict(lambda: [0, 0, 0])  # (entry, property) -> [cases, failures, known failures]
-EXACT_NOISE = os.path.join("dpnb", "privacy", "exact_noise.py")
-KNOWN: dict = defaultdict(set)  # entry -> the known failures' "type: message" (first 120 characters)
-
-
-class KnownFailure(Exception):
-    """A failure inside dpnb.privacy.exact_noise (issue 32's exact-sampler classes, fixed by another change)."""
-
-
-def _in_exact_noise(exc: BaseException) -> bool:
-    """Whether the innermost dpnb frame of ``exc``'s traceback is in dpnb.privacy.exact_noise."""
-    frames = [f.filename for f in traceback.extract_tb(exc.__traceback__) if f"dpnb{os.sep}" in f.filename]
-    return bool(frames) and frames[-1].endswith(EXACT_NOISE)
+TALLY: dict = defaultdict(lambda: [0, 0])  # (entry, property) -> [cases, failures]
 
 
 def _counted(entry: str, prop: str, body: Callable) -> None:
     TALLY[entry, prop][0] += 1
     try:
         body()
-    except KnownFailure as exc:
-        TALLY[entry, prop][2] += 1
-        KNOWN[entry].add(str(exc)[:120])
     except BaseException:
         TALLY[entry, prop][1] += 1
         raise
@@ -109,12 +93,9 @@ def _write_tally():
     if out:
         os.makedirs(out, exist_ok=True)
         worker = os.environ.get("PYTEST_XDIST_WORKER", "main")
-        rows = [
-            {"entry": e, "property": p, "cases": c, "failures": f, "known": k} for (e, p), (c, f, k) in TALLY.items()
-        ]
-        known = {e: sorted(messages) for e, messages in KNOWN.items()}
+        rows = [{"entry": e, "property": p, "cases": c, "failures": f} for (e, p), (c, f) in TALLY.items()]
         with open(os.path.join(out, f"tally-{worker}-{os.getpid()}.json"), "w") as fh:
-            json.dump({"rows": rows, "known": known}, fh)
+            json.dump({"rows": rows}, fh)
 
 
 # -------------------------------------------------------------------------------------------
@@ -605,8 +586,6 @@ def _outcome(entry, X, y, choices, seed=0, **params):
     try:
         return ("ok", entry.run(X, y, seed, choices, **params))
     except Exception as exc:  # noqa: BLE001 -- the outcome itself is compared
-        if _in_exact_noise(exc):
-            raise KnownFailure(f"{type(exc).__name__}: {exc}") from exc
         return (type(exc).__name__, str(exc))
 
 
@@ -983,8 +962,6 @@ def test_extreme_parameters_give_a_finite_release_or_a_named_value_error(name, d
             with np.errstate(all="ignore"):  # warnings are not failures; non-finite values and exceptions are
                 out = ("ok", _every_output(entry, X, y, 0, choices, params, n_samples))
         except Exception as exc:  # noqa: BLE001 -- the outcome itself is checked
-            if _in_exact_noise(exc):
-                raise KnownFailure(f"{type(exc).__name__}: {exc}") from exc
             out = (type(exc).__name__, str(exc))
         if out[0] == "ok":
             assert np.all(np.isfinite(out[1])), f"{params}: the release is not finite"

@@ -542,3 +542,15 @@ def test_extreme_parameters_give_a_finite_release_or_a_named_value_error(name):
             assert np.all(np.isfinite(out)), (epsilon, sensitivity)
             finite += 1
     assert finite >= 25
+
+
+@pytest.mark.parametrize("epsilon", [1e-5, 1.0, 1e6])
+@pytest.mark.parametrize("delta", [0.999999, 1 - 2**-53])
+def test_zcdp_rho_for_a_delta_near_one_is_bracketed(epsilon, delta):
+    """A delta near 1 puts the root far past epsilon + 10 (the fuzz found brentq's "f(a) and f(b) must have
+    different signs" through gaussian_mechanism, mod_sulq and ModSULQ): the bracket grows until it holds it."""
+    rho = en.zcdp_rho(epsilon, delta)
+    assert rho > 0 and en.zcdp_delta(epsilon, rho) <= delta
+    assert rho > en.zcdp_rho(epsilon, 0.5)
+    release = gaussian_mechanism(np.zeros(3), 1.0, epsilon, delta, random_state=0, noise="exact")
+    assert np.all(np.isfinite(release))
