@@ -90,9 +90,12 @@ def verdict(
         The notebook proves a corrected statement and the ``dpnb`` module uses it (its audit
         passed). Only meaningful when ``agrees`` is ``False``.
     would_decide : str, optional
-        For an undecided claim in the paper's setting: what would decide it (for example
-        ``"about 40,000 trials per arm"``); required there, and returned as the verdict's
-        ``note`` so that :meth:`ClaimTable.add` puts it in ``measured``.
+        What would decide the claim (for example ``"about 40,000 trials per arm"``, or ``"the
+        paper's own data set"``). Required for an undecided claim in the exact or paper setting;
+        optional on stand-in or missing evidence. Whenever the verdict is ``not-reproduced`` by
+        rule 1 or 2 below, it is returned in the verdict's ``note`` so that
+        :meth:`ClaimTable.add` puts it in ``measured``; on a decided claim (or one confirmed on part
+        of its range, rule 4) it is not used.
 
     Returns
     -------
@@ -125,6 +128,8 @@ def verdict(
     >>> v = verdict(None, setting="paper", would_decide="about 4,000 trials")
     >>> v, v.note
     ('not-reproduced', 'undecided: about 4,000 trials would decide')
+    >>> verdict(True, setting="stand-in", would_decide="the paper's own data").note
+    "stand-in setting: the paper's own data would decide"
     """
     if agrees is not None:
         agrees = _flag(agrees, "agrees")
@@ -140,7 +145,8 @@ def verdict(
             "replaces one the evidence contradicts"
         )
     if setting in ("stand-in", "missing"):
-        return Verdict("not-reproduced", f"{setting} setting")
+        note = "" if would_decide is None else f"{setting} setting: {would_decide} would decide"
+        return Verdict("not-reproduced", f"{setting} setting", note)
     if agrees is None:
         if would_decide is None:
             raise ValueError(

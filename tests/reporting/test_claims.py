@@ -177,6 +177,29 @@ def test_undecided_note_goes_into_measured_once():
     assert t["lemma1"].verdict == "not-reproduced" and type(t["lemma1"].verdict) is str
 
 
+@pytest.mark.parametrize("setting", ["stand-in", "missing"])
+@pytest.mark.parametrize("agrees", [True, False, None])
+def test_what_would_decide_goes_into_measured_on_stand_in_or_missing_evidence(setting, agrees):
+    from dpnb.book.claims import verdict
+
+    t = ClaimTable("demo", DECLARED)
+    v = verdict(agrees, setting=setting, would_decide="the paper's own data at n = 2,000")
+    assert v == "not-reproduced" and v.note == f"{setting} setting: the paper's own data at n = 2,000 would decide"
+    t.add("lemma1", "1", "measured on other data", v)
+    assert t["lemma1"].measured == f"measured on other data; {v.note}"
+    t.add("thm2", "1", f"measured on other data; {v.note}", v)  # already stated: not repeated
+    assert t["thm2"].measured == f"measured on other data; {v.note}"
+    assert verdict(agrees, setting=setting).note == ""  # optional there
+
+
+def test_what_would_decide_is_not_used_once_the_claim_is_decided_or_partly_confirmed():
+    from dpnb.book.claims import verdict
+
+    assert verdict(False, setting="paper", would_decide="more trials").note == ""
+    assert verdict(True, would_decide="more trials").note == ""
+    assert verdict(True, whole_range=False, would_decide="more trials").note == ""
+
+
 def test_reproduction_table_and_basis_are_generated_from_the_claims(monkeypatch):
     from dpnb.reporting.claims import verdict
 
