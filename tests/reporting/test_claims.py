@@ -180,7 +180,7 @@ def test_undecided_note_goes_into_measured_once():
 @pytest.mark.parametrize("setting", ["stand-in", "missing"])
 @pytest.mark.parametrize("agrees", [True, False, None])
 def test_what_would_decide_goes_into_measured_on_stand_in_or_missing_evidence(setting, agrees):
-    from dpnb.book.claims import verdict
+    from dpnb.reporting.claims import verdict
 
     t = ClaimTable("demo", DECLARED)
     v = verdict(agrees, setting=setting, would_decide="the paper's own data at n = 2,000")
@@ -193,7 +193,7 @@ def test_what_would_decide_goes_into_measured_on_stand_in_or_missing_evidence(se
 
 
 def test_what_would_decide_is_not_used_once_the_claim_is_decided_or_partly_confirmed():
-    from dpnb.book.claims import verdict
+    from dpnb.reporting.claims import verdict
 
     assert verdict(False, setting="paper", would_decide="more trials").note == ""
     assert verdict(True, would_decide="more trials").note == ""
