@@ -129,7 +129,10 @@ def _cpu_seconds(pid: int) -> float:
 
 def _wait(receiver, pid: int, seconds: float) -> tuple:
     """The child's message, or ``("timeout", None)`` once it used ``seconds`` of CPU time (or hung)."""
-    start_cpu, start_wall = _cpu_seconds(pid), time.monotonic()
+    try:
+        start_cpu, start_wall = _cpu_seconds(pid), time.monotonic()
+    except psutil.NoSuchProcess:  # it already exited (e.g. a failed preload): its message or the pipe's end waits
+        return receiver.recv()
     while not receiver.poll(0.02):
         try:
             used = _cpu_seconds(pid) - start_cpu
