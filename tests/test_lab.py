@@ -49,7 +49,7 @@ def test_markdown_opens_with_jupytexts_notebook_viewer():
         base = f"http://127.0.0.1:{port}"
 
         def get(path):
-            with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=5) as response:
+            with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=60) as response:  # slow under load
                 return json.load(response)
 
         for _ in range(120):
