@@ -61,3 +61,18 @@ def test_runtime_dependencies_are_what_the_package_imports_to_release():
     extras = project["optional-dependencies"]
     assert {"peers", "sweep", "notebooks", "test", "book", "lab", "dev"} <= set(extras)
     assert project["requires-python"].startswith(">=3.11,<3.14")
+
+
+def test_supported_pythons_agree_in_pyproject_and_makefile():
+    """requires-python, the version classifiers and make's check name the same minor versions (each tested)."""
+    from packaging.specifiers import SpecifierSet
+
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    admitted = SpecifierSet(project["requires-python"])
+    minors = [f"3.{minor}" for minor in range(8, 20) if f"3.{minor}.0" in admitted]
+    classified = [c.rsplit(" :: ", 1)[1] for c in project["classifiers"] if re.fullmatch(r".* :: 3\.\d+", c)]
+    assert classified == minors, f"classifiers {classified} but requires-python admits {minors}"
+    makefile = (ROOT / "Makefile").read_text()
+    low, high = re.search(r"\(3, (\d+)\) <= v < \(3, (\d+)\)", makefile).groups()
+    assert [f"3.{minor}" for minor in range(int(low), int(high))] == minors, "make's version check differs"
+    assert all(f"python{minor}" in makefile for minor in minors), "make's PYTHON search misses a supported version"

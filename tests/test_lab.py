@@ -51,7 +51,7 @@ def test_markdown_opens_with_jupytexts_notebook_viewer():
         base = f"http://127.0.0.1:{port}"
 
         def get(path):
-            with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=5) as response:
+            with urllib.request.urlopen(f"{base}{path}?token={token}", timeout=60) as response:  # slow under load
                 return json.load(response)
 
         for _ in range(120):
@@ -94,3 +94,34 @@ def test_chapters_use_what_lab_renders_links_citations_and_the_papers_numbers():
             assert (ROOT / "notebooks" / f"{link}.md").is_file(), f"{path.name} links {link}.md, which is no chapter"
         boxes = re.findall(r"^:::\{prf:\w+\}[^\n]*\n((?::\w+:[^\n]*\n)*)", text, re.M)
         assert all(":nonumber:" in options for options in boxes), f"{path.name}: every proof box needs :nonumber:"
+
+
+def _labels(text: str) -> set[str]:
+    """The MyST targets a chapter defines: ``(label)=``, a directive's ``:label:``, an equation's ``$$ (label)``."""
+    import re
+
+    return (
+        set(re.findall(r"^\(([\w-]+)\)=", text, re.M))
+        | set(re.findall(r"^:label: *([\w-]+)", text, re.M))
+        | set(re.findall(r"\$\$ *\(([\w-]+)\)", text))
+    )
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="issue 34 item 5: 34 {ref}/{prf:ref}/{eq} in 7 chapters point into another chapter; Lab (jupyterlab-myst) "
+    "shows each as a 'Cross Reference Not Found' marker with the raw label (seen in the browser check). The chapters "
+    "link the other chapter instead (and name the lemma or section); then this test passes: drop the mark",
+)
+def test_references_stay_in_their_chapter():
+    """Lab renders one notebook: a cross-reference into another chapter cannot resolve there."""
+    import re
+
+    labels = {path.stem: _labels(path.read_text()) for path in CHAPTER_SOURCES}
+    crossing = []
+    for path in CHAPTER_SOURCES:
+        for target in re.findall(r"\{(?:ref|prf:ref|eq|numref)\}`(?:[^`<]*<)?([\w-]+)>?`", path.read_text()):
+            owners = [stem for stem, defined in labels.items() if target in defined and stem != path.stem]
+            if target not in labels[path.stem] and owners:
+                crossing.append(f"{path.stem} -> {owners[0]}: {target}")
+    assert not crossing, f"{len(crossing)} references into another chapter:\n" + "\n".join(crossing)

@@ -22,6 +22,7 @@ import json
 import math
 import numbers
 import os
+import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -316,9 +317,20 @@ _DESCRIPTIONS = {
 # ----------------------------------------------------------------------------- loaders
 
 _SUBSAMPLE_DOC = """n_samples : int or None, default None
-        Keep a uniformly drawn subset of this many rows (after choosing the split), in original order.
-    random_state : None, int, SeedSequence or Generator
-        Seed for ``n_samples``; pass an int for a reproducible subset."""
+    Keep a uniformly drawn subset of this many rows (after choosing the split), in original order.
+random_state : None, int, SeedSequence or Generator
+    Seed for ``n_samples``; pass an int for a reproducible subset."""
+
+
+def _with_subsample_doc(doc: str) -> str:
+    """``doc`` formatted (``{{`` for a brace), its ``{subsample}`` line the two subsample parameters at its indent.
+
+    The indent is read from the docstring, not assumed: Python 3.13 strips a docstring's common indent
+    when compiling it, 3.11 and 3.12 keep it.
+    """
+    line = next(line for line in doc.splitlines() if line.strip() == "{subsample}")
+    indent = line[: len(line) - len(line.lstrip())]
+    return doc.format(subsample=textwrap.indent(_SUBSAMPLE_DOC, indent)[len(indent) :])
 
 
 def load_adult(*, one_hot: bool = True, n_samples: int | None = None, random_state=None) -> Dataset:
@@ -532,7 +544,7 @@ _LOADERS = {
 }
 for _loader in _LOADERS.values():
     if _loader.__doc__:  # absent under python -OO
-        _loader.__doc__ = _loader.__doc__.format(subsample=_SUBSAMPLE_DOC)
+        _loader.__doc__ = _with_subsample_doc(_loader.__doc__)
 
 
 def available() -> list[str]:

@@ -53,6 +53,21 @@ def test_budget_runner_imports_preload_before_the_budget():
     assert isinstance(missing, budget.Unfinished) and str(missing).startswith("failed: ModuleNotFoundError")
 
 
+def test_budget_runner_takes_the_message_of_a_child_already_gone():
+    """A child that fails at once can exit (and be reaped by the forkserver) before its CPU time is first read."""
+    import multiprocessing
+    import subprocess
+    import sys
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    receiver, sender = multiprocessing.Pipe(duplex=False)
+    sender.send(("error", "failed: ModuleNotFoundError: x"))
+    sender.close()
+    assert budget._wait(receiver, gone.pid, 10.0) == ("error", "failed: ModuleNotFoundError: x")
+    receiver.close()
+
+
 def test_time_budget_skips_larger_epsilons_after_running_out():
     limit = budget.TimeBudget(0.5)
     first = limit.run("slow", 100, 1.0, _sleep_long, 1)
