@@ -406,7 +406,12 @@ def dask_client(scheduler, n_workers: int, processes: bool):
 @contextlib.contextmanager
 def _workers_ignore_interrupts():
     """Ignore SIGINT while worker processes start, so they inherit that: Ctrl-C reaches the whole process group,
-    and only this process should answer it (closing the cluster), not each worker with a traceback."""
+    and only this process should answer it (closing the cluster), not each worker with a traceback.
+
+    Known defect: a Ctrl-C pressed during these seconds is lost (a second one stops the sweep). Blocking SIGINT
+    instead would keep it pending, but spawned workers do not inherit a blocked mask, and a handler that records
+    it is not inherited either, so the workers would print tracebacks.
+    """
     import signal
 
     if threading.current_thread() is not threading.main_thread():

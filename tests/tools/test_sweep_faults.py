@@ -109,7 +109,7 @@ import time
 
 def slow(seed):
     if seed:
-        time.sleep(60)
+        time.sleep(900)  # still running when the test interrupts, however long the cluster took to start
     return {"y": seed}
 """
 
@@ -121,12 +121,15 @@ def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
     # Ctrl-C reaches the whole process group: the command and its worker processes.
     run = sweep_command(tmp_path, "slowtask", SLOW, "slowtask:slow", "--seeds", "0..1", start_new_session=True)
     points = tmp_path / "out" / "points"
-    deadline = time.monotonic() + 60
+    # Interrupt once seed 0 is saved, so the cluster is up: a Ctrl-C during the cluster's start is lost (the
+    # workers must start with SIGINT ignored; a known defect, see dpnb.tools.sweep.dask_client). A loaded machine
+    # can take minutes to start the workers, hence the long wait.
+    deadline = time.monotonic() + 600
     while not list(points.glob("*/result.json")) and time.monotonic() < deadline:
         time.sleep(0.1)
     time.sleep(0.5)
     os.killpg(run.pid, signal.SIGINT)
-    _, stderr = run.communicate(timeout=60)
+    _, stderr = run.communicate(timeout=120)
     assert run.returncode == 130
     assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
     assert stderr.splitlines() == [
