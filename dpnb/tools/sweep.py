@@ -113,6 +113,7 @@ import contextlib
 import importlib
 import inspect
 import json
+import logging
 import numbers
 import sys
 import threading
@@ -572,6 +573,9 @@ def _sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress)
 
 def main(argv=None) -> int:
     """``python -m dpnb.tools.sweep``: see the module docstring."""
+    # The command's output is its own lines; Dask's informational logs (a connection closing as the cluster
+    # stops) would interleave with them on stderr.
+    logging.getLogger("distributed").setLevel(logging.WARNING)
     parser = argparse.ArgumentParser(
         prog="python -m dpnb.tools.sweep",
         description=__doc__.splitlines()[0],
