@@ -113,7 +113,7 @@ _PREDICT_ROWS = 1024  # test rows per kernel block of _binary_svc_predict (1,024
 def svm_accuracy(Z, y, Z_test, y_test) -> float:
     """Test accuracy in per cent of scikit-learn's default RBF ``SVC`` trained on ``(Z, y)``.
 
-    With two classes the test labels come from :func:`_binary_svc_predict` (the fitted decision function
+    With two classes the test labels come from ``_binary_svc_predict`` (the fitted decision function
     through BLAS products; libsvm's own prediction evaluates one kernel entry at a time, which cost more
     than the fit in Table 4); with more, from ``SVC.predict``.
 
