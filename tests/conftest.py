@@ -47,3 +47,28 @@ def dask_client():
         Client(cluster) as client,
     ):
         yield client
+
+
+def pytest_collection_modifyitems(config, items):
+    """Notebook executions first: they are the longest items, and the short tests fill the workers' last minutes."""
+    items.sort(key=lambda item: not (item.path.suffix == ".ipynb" or item.get_closest_marker("notebook")))
+
+
+def pytest_xdist_make_scheduler(config, log):
+    """With nbval on two or more workers (``make test``), each notebook's cells go to one worker, in order.
+
+    nbval runs a notebook's cells as separate items on one kernel, so they must not be spread across workers;
+    every other test is its own unit, as in ``--dist load``. (``--dist loadgroup`` with an ``xdist_group`` mark
+    would say the same, but pytest-xdist 3.8 under pytest 9.2 drops the groups without a word: it writes them into a
+    node-id field pytest no longer reads.) Units with more items go first, so the notebooks start first.
+    """
+    if not config.getoption("nbval", False):
+        return None
+    from xdist.scheduler import LoadScopeScheduling
+
+    class NotebookScheduling(LoadScopeScheduling):
+        def _split_scope(self, nodeid: str) -> str:
+            path = nodeid.split("::", 1)[0]
+            return path if path.endswith(".ipynb") else nodeid
+
+    return NotebookScheduling(config, log)

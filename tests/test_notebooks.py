@@ -1,10 +1,11 @@
 """Checks every notebook pair: sync, committed-output hygiene, structure, and a papermill run.
 
-The papermill run executes each notebook on an emulated other machine (OpenBLAS's Sandy Bridge
-kernels on one thread, :mod:`dpnb.tools.portability`) and requires its verdicts and every text output
-to equal the committed ones. nbval (second pytest run in ``make test``) re-executes the committed
-``.ipynb`` files under a third configuration (Prescott kernels, two threads, NumPy's SIMD
-dispatch off) and compares again.
+The papermill run executes each notebook on an emulated other machine (every reduction and
+decomposition reordered, OpenBLAS's Piledriver kernels on one thread: ``reordered`` in
+:mod:`dpnb.tools.portability`) and requires its verdicts and every text output to equal the committed
+ones. nbval (in the same pytest session in ``make test``) re-executes the committed ``.ipynb`` files
+under another configuration (Prescott kernels, two threads, NumPy's SIMD dispatch off) and compares
+again.
 """
 
 import ast
@@ -116,7 +117,7 @@ def test_sections_in_order(path):
 @pytest.mark.notebook
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
 def test_papermill_run_on_another_machine_reproduces_outputs_and_verdicts(path, tmp_path):
-    with numerical_environment("sandybridge-1thread"):
+    with numerical_environment("reordered"):
         claims_file = execute(path, tmp_path, {})
     claims = read_claims(claims_file)
     assert claims and all(c["notebook"] == path.stem for c in claims)

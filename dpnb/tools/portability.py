@@ -3,13 +3,16 @@
 Round-off differs between CPUs: OpenBLAS picks different kernels, NumPy dispatches different
 SIMD loops, and BLAS thread counts change summation order. A committed output deserves exact
 comparison only if it does not move under such changes. :func:`configurations` names the
-emulations ``make test`` runs; :func:`output_differences` compares two executions' text
-outputs cell by cell (what nbval compares: streams, ``text/plain`` and ``text/markdown``).
+emulations (``make test`` runs ``reordered`` and ``prescott-2threads-nosimd``);
+:func:`output_differences` compares two executions' text outputs cell by cell (what nbval compares:
+streams, ``text/plain`` and ``text/markdown``).
 
 ``python -m dpnb.tools.portability notebooks/dppro.ipynb`` executes a notebook under every
 configuration and lists the cells whose text differs from the committed outputs;
-``python -m dpnb.tools.portability exec CONFIG COMMAND ...`` runs a command (``make test`` runs nbval
-this way) in configuration ``CONFIG``.
+``python -m dpnb.tools.portability exec CONFIG COMMAND ...`` runs a command in configuration ``CONFIG``;
+``python -m dpnb.tools.portability kernelspec CONFIG DIR`` writes a Jupyter kernel ``dpnb-CONFIG`` whose
+kernels start in that configuration (``make test`` runs nbval on it, in the same pytest session as the
+unit tests).
 """
 
 from __future__ import annotations
@@ -255,6 +258,29 @@ def output_differences(expected, actual, limit: int = 300) -> list[str]:
     return problems
 
 
+def write_kernelspec(name: str, directory) -> Path:
+    """Write the kernel ``dpnb-<name>`` under ``directory/kernels``: this Python, started in configuration ``name``.
+
+    Put ``directory`` on ``JUPYTER_PATH`` and ask for the kernel by name (nbval's ``--nbval-kernel-name``): only
+    the kernels get the configuration's environment, not the process that starts them. Returns the kernel's folder.
+    """
+    import json
+
+    configs = configurations()
+    if name not in configs:
+        raise ValueError(f"unknown configuration {name!r}; choose one of {', '.join(configs)}")
+    folder = Path(directory) / "kernels" / f"dpnb-{name}"
+    folder.mkdir(parents=True, exist_ok=True)
+    spec = {
+        "argv": [sys.executable, "-m", "ipykernel_launcher", "-f", "{connection_file}"],
+        "display_name": f"Python 3 (dpnb, emulated {name})",
+        "language": "python",
+        "env": {key: value for key, value in configs[name].items() if value},
+    }
+    (folder / "kernel.json").write_text(json.dumps(spec, indent=1) + "\n")
+    return folder
+
+
 def _exec(argv) -> int:
     if len(argv) < 2:
         print("usage: python -m dpnb.tools.portability exec CONFIG COMMAND [ARG ...]", file=sys.stderr)
@@ -270,6 +296,13 @@ def main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["exec"]:
         return _exec(argv[1:])
+    if argv[:1] == ["kernelspec"]:
+        if len(argv) != 3 or argv[1] not in configurations():
+            names = ", ".join(configurations())
+            print(f"usage: python -m dpnb.tools.portability kernelspec CONFIG DIR (CONFIG: {names})", file=sys.stderr)
+            return 2
+        write_kernelspec(argv[1], argv[2])
+        return 0
 
     from dpnb.tools.executor import execute_notebook
 

@@ -125,3 +125,29 @@ def test_reordered_configuration_changes_roundoff_not_mathematics():
     reordered = _run_check({**os.environ, **config})
     assert native[0] == "True" and reordered[0] == "True"  # same mathematics, exact results stay exact
     assert native[1:] != reordered[1:]  # other round-off: a 4001-term sum, norm or dot rarely keeps every bit
+
+
+@pytest.mark.notebook
+def test_a_kernelspec_starts_its_kernels_in_the_configuration_and_leaves_this_process_alone(tmp_path, monkeypatch):
+    import json
+    import os
+
+    from nbclient import NotebookClient
+
+    monkeypatch.delenv("OPENBLAS_CORETYPE", raising=False)
+    folder = portability.write_kernelspec("prescott-2threads-nosimd", tmp_path)
+    spec = json.loads((folder / "kernel.json").read_text())
+    assert folder.name == "dpnb-prescott-2threads-nosimd" and spec["argv"][0] == sys.executable
+    monkeypatch.setenv("JUPYTER_PATH", str(tmp_path))
+    nb = _notebook("import os\nprint(os.environ['OPENBLAS_CORETYPE'], os.environ['OPENBLAS_NUM_THREADS'])")
+    NotebookClient(nb, kernel_name=folder.name, resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert portability.text_outputs(nb) == [(1, "[stdout] Prescott 2\n")]
+    assert "OPENBLAS_CORETYPE" not in os.environ
+    with pytest.raises(ValueError, match="unknown configuration 'x86'"):
+        portability.write_kernelspec("x86", tmp_path)
+    bad = subprocess.run(
+        [sys.executable, "-m", "dpnb.tools.portability", "kernelspec", "x86", str(tmp_path)],
+        capture_output=True,
+        text=True,
+    )
+    assert bad.returncode == 2 and "usage" in bad.stderr and "reordered" in bad.stderr
