@@ -107,12 +107,6 @@ def _labels(text: str) -> set[str]:
     )
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="issue 34 item 5: 34 {ref}/{prf:ref}/{eq} in 7 chapters point into another chapter; Lab (jupyterlab-myst) "
-    "shows each as a 'Cross Reference Not Found' marker with the raw label (seen in the browser check). The chapters "
-    "link the other chapter instead (and name the lemma or section); then this test passes: drop the mark",
-)
 def test_references_stay_in_their_chapter():
     """Lab renders one notebook: a cross-reference into another chapter cannot resolve there."""
     import re
