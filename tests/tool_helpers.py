@@ -23,14 +23,14 @@ def write_notebook(path, parameters: str, *cells: str):
     return path
 
 
-def sweep_command(folder, module: str, source: str, *args, **popen) -> subprocess.Popen:
+def sweep_command(folder, module: str, source: str, *args, extra_env=None, **popen) -> subprocess.Popen:
     """``python -m dpnb.tools.sweep ARGS --output folder/out`` started with ``source`` as the importable ``module``.
 
     The task module lies in ``folder`` (on the command's ``PYTHONPATH``), which it finds as ``$FAULT_TEST_DIR``;
-    stdout and stderr are pipes of text.
+    ``extra_env`` adds environment variables; stdout and stderr are pipes of text.
     """
     (folder / f"{module}.py").write_text(source)
-    env = {**os.environ, "PYTHONPATH": str(folder), "FAULT_TEST_DIR": str(folder)}
+    env = {**os.environ, "PYTHONPATH": str(folder), "FAULT_TEST_DIR": str(folder), **(extra_env or {})}
     command = [sys.executable, "-m", "dpnb.tools.sweep", *args, "--output", str(folder / "out")]
     return subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, **popen)
 

@@ -381,48 +381,37 @@ def _is_client(value) -> bool:
 
 @contextlib.contextmanager
 def dask_client(scheduler, n_workers: int, processes: bool):
-    """A ``distributed.Client``: the one given, one connected to an address, or one on a new LocalCluster."""
+    """A ``distributed.Client``: the one given, one connected to an address, or one on a new local cluster.
+
+    Local worker processes run in a session of their own (:func:`dpnb.tools.cluster.detached_cluster`), so a
+    Ctrl-C at any moment reaches only this process, which closes the cluster; local worker threads run here.
+    """
     import logging
 
     from distributed import Client, LocalCluster
+
+    from dpnb.tools.cluster import detached_cluster
 
     if isinstance(scheduler, Client):
         yield scheduler
     elif scheduler is not None:
         with Client(scheduler) as client:
             yield client
+    elif processes:
+        with detached_cluster(n_workers) as address, Client(address) as client:
+            yield client
     else:
-        with _workers_ignore_interrupts():
-            cluster = LocalCluster(
+        with (
+            LocalCluster(
                 n_workers=n_workers,
                 threads_per_worker=1,
-                processes=processes,
+                processes=False,
                 dashboard_address=":0",
                 silence_logs=logging.ERROR,
-            )
-        with cluster, Client(cluster) as client:
+            ) as cluster,
+            Client(cluster) as client,
+        ):
             yield client
-
-
-@contextlib.contextmanager
-def _workers_ignore_interrupts():
-    """Ignore SIGINT while worker processes start, so they inherit that: Ctrl-C reaches the whole process group,
-    and only this process should answer it (closing the cluster), not each worker with a traceback.
-
-    Known defect: a Ctrl-C pressed during these seconds is lost (a second one stops the sweep). Blocking SIGINT
-    instead would keep it pending, but spawned workers do not inherit a blocked mask, and a handler that records
-    it is not inherited either, so the workers would print tracebacks.
-    """
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
-    try:
-        yield
-    finally:
-        signal.signal(signal.SIGINT, previous)
 
 
 def _describe(params: dict, seed: int) -> str:

@@ -131,8 +131,7 @@ def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
     )
     points = tmp_path / "out" / "points"
-    # Interrupt once seed 0 is saved, so the cluster is up: a Ctrl-C during the cluster's start is lost (the
-    # workers must start with SIGINT ignored; a known defect, see dpnb.tools.sweep.dask_client). A loaded machine
+    # Interrupt once seed 0 is saved (the cluster is up; the next test interrupts its start). A loaded machine
     # can take minutes to start the workers, hence the long wait.
     deadline = time.monotonic() + 600
     while not list(points.glob("*/result.json")) and time.monotonic() < deadline:
@@ -147,6 +146,55 @@ def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
     ]
     assert [p.parent.name for p in points.glob("*/result.json")] == [point_key("slowtask:slow", {}, 0)]
     assert not list(tmp_path.rglob("*.partial")) and not (tmp_path / "out" / records.TABLE).exists()
+
+
+SLOW_START = """
+import time
+
+time.sleep(float(__import__("os").environ.get("SLOW_START_SECONDS", "0")))
+"""
+
+
+# slow: a sweep in a child process whose workers take 20 s to start
+@pytest.mark.slow
+def test_an_interrupt_while_the_cluster_starts_stops_the_sweep_and_leaves_no_process(tmp_path):
+    import psutil
+
+    # Each worker imports this module before it reports for work, so the cluster's start lasts 20 s: the
+    # Ctrl-C below lands inside it.
+    (tmp_path / "slowstart.py").write_text(SLOW_START)
+    env = {"DASK_DISTRIBUTED__WORKER__PRELOAD": '["slowstart"]', "SLOW_START_SECONDS": "20"}
+    run = sweep_command(
+        tmp_path,
+        "slowtask",
+        SLOW,
+        "slowtask:slow",
+        "--seeds",
+        "0..1",
+        start_new_session=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        extra_env=env,
+    )
+    deadline = time.monotonic() + 120
+    workers = []
+    while time.monotonic() < deadline and not workers:
+        descendants = psutil.Process(run.pid).children(recursive=True)
+        workers = [p for p in descendants if "--multiprocessing-fork" in " ".join(p.cmdline())]
+        time.sleep(0.1)
+    assert workers, "no worker process started within 120 s"
+    started = time.monotonic()
+    os.killpg(run.pid, signal.SIGINT)
+    _, stderr = run.communicate(timeout=120)
+    assert time.monotonic() - started < 20, "the sweep waited for the cluster instead of stopping"
+    assert run.returncode == 130
+    assert "Traceback" not in stderr and "KeyboardInterrupt" not in stderr
+    points = tmp_path / "out" / "points"
+    assert stderr.splitlines() == [
+        f"interrupted: the points that finished are saved in {points}; the same command resumes"
+    ]
+    assert not list(tmp_path.rglob("result.json")) and not list(tmp_path.rglob("*.partial"))
+    gone, alive = psutil.wait_procs(descendants, timeout=60)
+    assert not alive, f"left running: {[p.cmdline() for p in alive]}"
 
 
 def test_a_failing_table_write_leaves_the_previous_table(tmp_path, dask_client, monkeypatch):
