@@ -24,7 +24,7 @@ def test_the_cluster_runs_tasks_and_its_processes_end_with_the_block():
 
     with detached_cluster(1) as address, Client(address) as client:
         assert client.submit(sum, [1, 2]).result() == 3
-        (cluster,) = psutil.Process().children()
+        (cluster,) = [p for p in psutil.Process().children() if "dpnb.tools.cluster" in p.cmdline()]
         processes = [cluster, *cluster.children(recursive=True)]
         # its own session: a terminal's Ctrl-C, sent to this process's group, cannot reach it
         assert os.getsid(cluster.pid) == cluster.pid != os.getsid(0) and len(processes) >= 2
