@@ -114,13 +114,10 @@ def slow(seed):
 """
 
 
-# slow: a sweep in a child process, interrupted; make check keeps the in-process faults (damaged records, a
-# failing write) and test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_records
-@pytest.mark.slow
-def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
-    # Ctrl-C reaches the whole process group: the command and its worker processes.
-    # As from a shell: SIGINT at its default in the command, whatever an earlier test left in this worker.
-    run = sweep_command(
+def _slow_sweep(tmp_path, extra_env=None):
+    """A sweep of ``SLOW`` over seeds 0 and 1 in a session of its own (a signal can reach its whole group, as Ctrl-C
+    does), started as from a shell: SIGINT at its default, whatever an earlier test left in this worker."""
+    return sweep_command(
         tmp_path,
         "slowtask",
         SLOW,
@@ -129,7 +126,16 @@ def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
         "0..1",
         start_new_session=True,
         preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+        extra_env=extra_env,
     )
+
+
+# slow: a sweep in a child process, interrupted; make check keeps the in-process faults (damaged records, a
+# failing write) and test_a_killed_worker_reruns_no_finished_point_and_the_table_agrees_with_the_records
+@pytest.mark.slow
+def test_an_interrupt_prints_one_line_and_leaves_nothing_half_written(tmp_path):
+    # Ctrl-C reaches the whole process group: the command and its worker processes.
+    run = _slow_sweep(tmp_path)
     points = tmp_path / "out" / "points"
     # Interrupt once seed 0 is saved (the cluster is up; the next test interrupts its start). A loaded machine
     # can take minutes to start the workers, hence the long wait.
@@ -164,17 +170,7 @@ def test_an_interrupt_while_the_cluster_starts_stops_the_sweep_and_leaves_no_pro
     # Ctrl-C below lands inside it.
     (tmp_path / "slowstart.py").write_text(SLOW_START)
     env = {"DASK_DISTRIBUTED__WORKER__PRELOAD": '["slowstart"]', "SLOW_START_SECONDS": "20"}
-    run = sweep_command(
-        tmp_path,
-        "slowtask",
-        SLOW,
-        "slowtask:slow",
-        "--seeds",
-        "0..1",
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
-        extra_env=env,
-    )
+    run = _slow_sweep(tmp_path, env)
     deadline = time.monotonic() + 120
     workers = []
     while time.monotonic() < deadline and not workers:
