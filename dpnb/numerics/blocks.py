@@ -191,4 +191,3 @@ def project_rows(X, M, chunk: int = 8192) -> np.ndarray:
 def _times(rows, M) -> np.ndarray:
     """``rows M`` (a picklable product for :func:`project_rows`'s Dask path)."""
     return rows @ M
-
