@@ -455,6 +455,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     >>> Z, y_syn = gmm.sample(4)  # fitted with labels: (Z, y)
     >>> gmm.inverse_transform(Z).shape  # synthetic records in the input's units
     (4, 5)
+    >>> X32 = X.astype(np.float32)  # kept in float32 (as a dask.array's chunks are): one pass of box-checked sums
+    >>> blocked, in_memory = (PCAGauss(2, 1.0, basis=W, random_state=0).fit(data) for data in (X32, X32.astype(float)))
+    >>> bool(np.allclose(blocked.covariance_, in_memory.covariance_))
+    True
     """
 
     def __init__(

@@ -903,6 +903,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     >>> X_syn, y_syn = RONGauss(3, 1.0, mode="gmm", random_state=0).fit(X, y).sample(5)  # with labels: (X, y)
     >>> X_syn.shape, y_syn.shape
     ((5, 3), (5,))
+    >>> X32 = X.astype(np.float32)  # kept in float32 (as a dask.array's chunks are): read in blocks, summed in float64
+    >>> blocked = RONGauss(3, 1.0, random_state=0).fit(X32)
+    >>> bool(np.allclose(blocked.covariance_, RONGauss(3, 1.0, random_state=0).fit(X32.astype(float)).covariance_))
+    True
 
     No ``inverse_transform``: every row is scaled to the unit sphere and its norm is not released, so
     the synthetic rows have no way back to the input's units; ``reconstruct=True`` returns them in
@@ -1005,8 +1009,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         with the client between them drawing ``W`` and releasing the means; float32 rows are read as float64 a
         cache-sized block at a time (exact), so no float64 copy of ``X`` is made. Pass 2 recomputes each
         block's row norms instead of keeping ``n`` of them from pass 1 (one more ``O(m)`` per row, in cache).
-        A row with a NaN or an infinity (or a non-finite label) fails its block, hence the fit, before
-        anything is drawn, released or set on the estimator. The release is the in-memory one to round-off:
+        A row with a NaN or an infinity (or a non-finite label) fails its block in pass 1, hence the fit, before
+        anything is drawn; a chunk that fails only in pass 2 (unreadable, or changed, between the passes) fails
+        the fit after ``W`` and the mean's noise were drawn on the client, but nothing is released or set on the
+        estimator. The release is the in-memory one to round-off:
         the sums are the same terms added in another order, and pass 2's rows depend on the released mean
         with condition ``1 / ||unit(x_i) - mu||`` (``tests/papers/test_dask_fits.py`` derives the tolerance).
         """
