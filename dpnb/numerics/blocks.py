@@ -15,7 +15,7 @@ error, before anything is released.
 The two paths differ only in the order of the additions, so their results agree to the
 round-off of summation (``|fl(S) - S| <= (m - 1) u sum |terms|`` for ``m`` terms, ``u = 2^-53``):
 a fit on the Dask array of some data releases what the in-memory fit of the same data releases
-with the same seed, up to that round-off (``tests/test_dask_fits.py``).
+with the same seed, up to that round-off (``tests/papers/test_dask_fits.py``).
 
 Dask is imported only when the input is a Dask array: the runtime does not need it.
 """
@@ -191,19 +191,3 @@ def project_rows(X, M, chunk: int = 8192) -> np.ndarray:
 def _times(rows, M) -> np.ndarray:
     """``rows M`` (a picklable product for :func:`project_rows`'s Dask path)."""
     return rows @ M
-
-
-def refuse_dask(X, estimator: str, reason: str) -> None:
-    """Raise a TypeError for a Dask ``X`` given to an estimator that has no block reduction yet.
-
-    Better than computing the whole array into the client's memory behind the caller's back.
-
-    Examples
-    --------
-    >>> refuse_dask(np.zeros((2, 2)), "PCAGauss", "its statistics are not row sums yet")  # NumPy: nothing to say
-    """
-    if is_dask_array(X):
-        raise TypeError(
-            f"{estimator} does not reduce Dask arrays block by block yet ({reason}); pass X.compute() "
-            "if X fits in memory"
-        )

@@ -30,6 +30,8 @@ audited in ``notebooks/pca_gauss.md``); ``noise_scale="paper"`` switches to the 
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 from sklearn.base import TransformerMixin
 from sklearn.utils.validation import check_is_fitted
@@ -44,6 +46,7 @@ from dpnb.ground.validation import (
     check_fraction,
     check_in_box,
     check_integer,
+    check_matrix_in_box,
     check_n_components,
     check_positive,
     check_release_range,
@@ -51,7 +54,7 @@ from dpnb.ground.validation import (
     check_sensitivity,
     first_few,
 )
-from dpnb.numerics.blocks import refuse_dask
+from dpnb.numerics.blocks import check_rows, float64_blocks, is_dask_array, row_sums
 from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
 from dpnb.papers.private_pca import unit_radius
 from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
@@ -310,13 +313,65 @@ def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
     return Z.T @ Z / X.shape[0], np.ones(X.shape[0]) @ Z / X.shape[0]  # a product: a column mean is a slow strided pass
 
 
+def _box_moments(X, column=None, *, column_is=None, low, high, basis=None, scale=1.0, n_classes=1):
+    """``(counts, sums, second-moment sums)`` per class of the rows ``z_i`` of some rows of ``X``, checked in the box.
+
+    The per-chunk statistic of :class:`PCAGauss`'s blocked fit (:func:`dpnb.numerics.blocks.row_sums`). One
+    pass in cache-sized blocks read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`): each block's
+    values checked in ``[low, high]`` (:func:`dpnb.ground.validation.check_matrix_in_box`; a NaN fails too),
+    then ``z_i = x_i`` (``basis`` None) or ``x_i basis / scale``, with ``column`` appended
+    (``column_is="labels"``) or naming the row's class (``column_is="classes"``), and ``Z^T Z`` added by BLAS.
+    ``O(r M K + r K^2)`` flops over ``r`` rows (``O(r M^2)`` without a basis).
+
+    Returns
+    -------
+    counts : ndarray of shape (n_classes,)
+    sums : ndarray of shape (n_classes, q)
+    seconds : ndarray of shape (n_classes, q, q)
+        ``q`` is the width of ``z``.
+
+    Raises
+    ------
+    ValueError
+        For a block with a value outside the box (the message names the features); nothing is returned.
+
+    Examples
+    --------
+    >>> X = np.array([[0.5, -1.0], [1.0, 0.0]], dtype=np.float32)
+    >>> counts, sums, seconds = _box_moments(X, low=np.full(2, -1.0), high=np.full(2, 1.0))
+    >>> counts, sums[0], seconds[0]
+    (array([2.]), array([ 1.5, -1. ]), array([[ 1.25, -0.5 ],
+           [-0.5 ,  1.  ]]))
+    """
+    q = (X.shape[1] if basis is None else basis.shape[1]) + (column_is == "labels")
+    counts, sums, seconds = np.zeros(n_classes), np.zeros((n_classes, q)), np.zeros((n_classes, q, q))
+    for start, block in float64_blocks(X):
+        check_matrix_in_box(block, low, high, name="X")
+        Z = block if basis is None else block @ basis
+        if scale != 1.0:
+            Z /= scale
+        values = None if column is None else column[start : start + block.shape[0]]
+        if column_is == "labels":
+            Z = np.column_stack([Z, values])
+        for j in range(n_classes):
+            Zj = Z[values == j] if column_is == "classes" else Z
+            counts[j] += Zj.shape[0]
+            sums[j] += np.ones(Zj.shape[0]) @ Zj  # a product: a column sum is a strided pass
+            seconds[j] += Zj.T @ Zj
+    return counts, sums, seconds
+
+
 # --------------------------------------------------------------------------------------
 # Algorithms 1-3
 # --------------------------------------------------------------------------------------
 class PCAGauss(TransformerMixin, PrivateEstimator):
     """PCA-Gauss Algorithms 1-3: a differentially private Gaussian (mixture) model in a PCA space.
 
-    A ``dask.array`` ``X`` is refused (TypeError): no block reduction is written for its statistics yet.
+    Data larger than memory: ``X`` may be a ``dask.array`` (float32 or float64), reduced in one pass chunk by
+    chunk on the Dask cluster, the box checked on every chunk and the noise drawn on the client (:meth:`fit`).
+    float32 input stays float32 (read as float64 a cache-sized block at a time, exact); the sums are formed in
+    float64, since a float32 sum of ``N`` terms would carry a relative error growing like ``N 2^-24`` (pairwise:
+    ``log2(N) 2^-24``) against a noise scale that shrinks like ``1 / N``.
 
     Parameters
     ----------
@@ -400,6 +455,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     >>> Z, y_syn = gmm.sample(4)  # fitted with labels: (Z, y)
     >>> gmm.inverse_transform(Z).shape  # synthetic records in the input's units
     (4, 5)
+    >>> X32 = X.astype(np.float32)  # kept in float32 (as a dask.array's chunks are): one pass of box-checked sums
+    >>> blocked, in_memory = (PCAGauss(2, 1.0, basis=W, random_state=0).fit(data) for data in (X32, X32.astype(float)))
+    >>> bool(np.allclose(blocked.covariance_, in_memory.covariance_))
+    True
     """
 
     def __init__(
@@ -435,34 +494,55 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     def fit(self, X, y=None):
         """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self.
 
-        "unsupervised" accepts and ignores ``y``. One private method per path: Algorithm 1 with
-        the data's own PCA (``_fit_same_data_pca``) or a given basis (``_fit_fixed_basis``),
-        Algorithm 2 (``_fit_supervised``), Algorithm 3 (``_fit_gmm``, or
-        ``_fit_gmm_paper`` for ``noise_scale="paper"``).
+        "unsupervised" accepts and ignores ``y``. First the statistics of ``X`` (``_statistics``; one pass over
+        ``X`` in every mode), then one private method per path releases them: Algorithm 1 with the data's own
+        PCA (``_fit_same_data_pca``) or a given basis, and Algorithm 2 (``_fit_gaussian``), Algorithm 3
+        (``_fit_gmm``, or ``_fit_gmm_paper`` for ``noise_scale="paper"``).
+
+        ``X`` may be a float64 array (never copied), a float32 array or a ``dask.array`` of either (``y``, one
+        value per row, is held in memory). float32 and Dask input take the blocked route
+        (``_blocked_statistics``): one pass of sums over rows (:func:`_box_moments` through
+        :func:`dpnb.numerics.blocks.row_sums`; on a Dask cluster one task per chunk of rows, only the
+        statistics travel back), every block checked against the box; a block outside it (or unreadable) fails
+        the fit before anything is drawn or set. Every statistic is a sum over rows, so one pass suffices in
+        every mode; the noise is drawn on the client, as in memory. The release is the in-memory one to
+        round-off; ``noise_scale="paper"``'s centred class covariances come from the one-pass form
+        ``sum z z^T / N_c - mu mu^T`` there, whose round-off ``O(N_c u a^2)`` is absolute, not relative to the
+        covariance (the reduced rows lie in ``[-a, a]^K``).
         """
         epsilon = self._check_privacy(needs_delta=False)[0]
         settings = self._check_settings()
-        refuse_dask(X, "PCAGauss", "its box check and moments are not per-block statistics yet")
-        X, low, high = check_data_in_bounds(X, self.bounds, min_rows=2)
+        blocked = is_dask_array(X) or (isinstance(X, np.ndarray) and X.dtype == np.float32)
+        if blocked:  # the box is checked block by block, in the pass of _box_moments
+            X = check_rows(X, min_rows=2)
+            low, high = check_bounds(self.bounds, X.shape[1])
+        else:
+            X, low, high = check_data_in_bounds(X, self.bounds, min_rows=2)
         n, m = X.shape
         k = check_n_components(self.n_components, m)
         state = {"n_features_in_": m, "components_": None, "_bound": float(coordinate_bounds((low, high)).max())}
+        W = None
         if self.basis is not None:
             W = _check_basis(self.basis, m, k)
             state.update(components_=W.T, _scale=feature_scale(W, (low, high)))
         if self.mode != "unsupervised":
             y = self._check_y(y, n, categorical=self.mode == "gmm")
-        state["_rng"] = self._make_rng()
-        if self.mode == "unsupervised" and self.basis is None:
-            self._fit_same_data_pca(state, X, k, epsilon, (low, high))
-        elif self.mode == "unsupervised":
-            self._fit_fixed_basis(state, X, W, epsilon, settings["mean"])
-        elif self.mode == "supervised":
-            self._fit_supervised(state, X, W, y, epsilon, settings["mean"])
-        elif self.noise_scale == "corrected":
-            self._fit_gmm(state, X @ W / state["_scale"], y, epsilon, settings)
+        if blocked:
+            statistics = self._blocked_statistics(X, W, y, state, (low, high), k)
         else:
-            self._fit_gmm_paper(state, X @ W / state["_scale"], y, epsilon, settings["mean"])
+            statistics = self._statistics(X, W, y, state, k)
+        state["_rng"] = self._make_rng()
+        if self.mode == "unsupervised" and W is None:
+            self._fit_same_data_pca(state, statistics, n, m, epsilon, (low, high))
+        elif self.mode == "unsupervised":
+            self._fit_gaussian(state, statistics, n, np.full(k, state["_bound"]), epsilon, settings["mean"])
+        elif self.mode == "supervised":
+            c = np.append(np.full(k, state["_bound"]), float(self.label_bound))
+            self._fit_gaussian(state, statistics, n, c, epsilon, settings["mean"])
+        elif self.noise_scale == "corrected":
+            self._fit_gmm(state, statistics, n, epsilon, settings)
+        else:
+            self._fit_gmm_paper(state, statistics, epsilon, settings["mean"])
         if self.noise == "exact":  # the sampler's delta, per statistic: see budget_
             state["budget_"] = with_sampling_delta(state["budget_"], self._exact_draws(state))
         vars(self).update(state)  # all at once, at the end
@@ -516,10 +596,72 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             )
         return {"mean": mean, "count": count}
 
-    def _fit_same_data_pca(self, state, X, k, epsilon, bounds):
-        """Algorithm 1 proper: the noisy top-``k`` eigenvalues of the data's own PCA (Theorem 4), basis kept private."""
+    def _statistics(self, X, W, y, state, k):
+        """What the release of each mode needs from the in-memory ``X`` (checked), each a function of sums over rows.
+
+        Algorithm 1 with the data's PCA: its top-``k`` eigenvalues; with a basis, and Algorithm 2: the reduced
+        rows' ``(Z^T Z / N, mean of Z)`` (the label last in Algorithm 2); Algorithm 3: ``(class counts, class
+        sums, class second-moment sums)``, or with ``noise_scale="paper"`` ``(class sizes, class means, centred
+        class covariances)``.
+        """
+        n = X.shape[0]
+        if self.mode == "unsupervised":
+            return _spectrum(X)[:k] if W is None else _reduced_moments(X, W / state["_scale"])
+        Z = X @ W / state["_scale"]
+        if self.mode == "supervised":
+            Z = np.column_stack([Z, y])
+            return Z.T @ Z / n, Z.mean(axis=0)
+        c = self.n_classes
+        if self.noise_scale == "corrected":
+            onehot = np.eye(c)[y]
+            return onehot.sum(axis=0), onehot.T @ Z, [Z[y == j].T @ Z[y == j] for j in range(c)]
+        means, covariances = [], []
+        for j in range(c):
+            Zj = Z[y == j]
+            means.append(Zj.mean(axis=0))
+            covariances.append((Zj - means[j]).T @ (Zj - means[j]) / len(Zj))
+        return np.bincount(y, minlength=c).astype(float), means, covariances
+
+    def _blocked_statistics(self, X, W, y, state, bounds, k):
+        """:meth:`_statistics` from one pass of :func:`_box_moments` over a float32 or Dask ``X`` (per chunk, summed).
+
+        The pass forms counts, sums and second-moment sums of the rows the mode reduces: ``x_i`` itself
+        (Algorithm 1 with the data's PCA; with a basis when ``2 K >= M``, as :func:`_reduced_moments` does),
+        ``x_i W / s`` otherwise, with the label appended (Algorithm 2) or per class (Algorithm 3). ``O(N M^2)``
+        or ``O(N M K + N K^2)`` flops, one read of ``X``.
+        """
         n, m = X.shape
-        eigenvalues = _spectrum(X)[:k]
+        wide = self.mode == "unsupervised" and W is not None and 2 * k >= m
+        if self.mode == "unsupervised" and (W is None or wide):
+            basis, scale = None, 1.0
+        else:
+            basis, scale = (W / state["_scale"], 1.0) if self.mode == "unsupervised" else (W, state["_scale"])
+        column_is = {"supervised": "labels", "gmm": "classes"}.get(self.mode)
+        statistic = functools.partial(
+            _box_moments,
+            column_is=column_is,
+            low=bounds[0],
+            high=bounds[1],
+            basis=basis,
+            scale=scale,
+            n_classes=self.n_classes if self.mode == "gmm" else 1,
+        )
+        counts, sums, seconds = row_sums(statistic, X, *(() if column_is is None else (y,)))
+        if self.mode == "unsupervised" and W is None:
+            return np.linalg.eigvalsh(seconds[0] / n / m)[::-1][:k]
+        if wide:
+            W = W / state["_scale"]
+            return W.T @ (seconds[0] / n) @ W, sums[0] / n @ W
+        if self.mode != "gmm":
+            return seconds[0] / n, sums[0] / n
+        if self.noise_scale == "corrected":
+            return counts, sums, list(seconds)
+        means = [sums[j] / counts[j] for j in range(len(counts))]
+        return counts, means, [seconds[j] / counts[j] - np.outer(mu, mu) for j, mu in enumerate(means)]
+
+    def _fit_same_data_pca(self, state, eigenvalues, n, m, epsilon, bounds):
+        """Algorithm 1 proper: the noisy top-``k`` eigenvalues of the data's own PCA (Theorem 4), basis kept private."""
+        k = eigenvalues.shape[0]
         sens = eigenvalue_sensitivity(k, n, bounds, n_features=m, noise_scale=self.noise_scale)
         _check_range(state["_bound"] ** 2, sens, epsilon)  # eigenvalues of X^T X / (N M) are at most max c_j^2
         noisy = np.atleast_1d(
@@ -530,21 +672,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         state["mean_"] = np.zeros(k)
         state["covariance_"] = np.diag(np.maximum(noisy, 0.0))
 
-    def _fit_fixed_basis(self, state, X, W, epsilon, mean_fraction):
-        """Algorithm 1 with an independently derived basis: a Gaussian in the reduced coordinates ``X W / s``."""
-        k = W.shape[1]
-        reduced = _reduced_moments(X, W / state["_scale"])
-        self._fit_gaussian(state, reduced, X.shape[0], np.full(k, state["_bound"]), epsilon, mean_fraction)
-
-    def _fit_supervised(self, state, X, W, y, epsilon, mean_fraction):
-        """Algorithm 2: a Gaussian of the reduced features with the label as the last coordinate."""
-        n, k = X.shape[0], W.shape[1]
-        c = np.append(np.full(k, state["_bound"]), float(self.label_bound))
-        Z = np.column_stack([X @ W / state["_scale"], y])
-        self._fit_gaussian(state, (Z.T @ Z / n, Z.mean(axis=0)), n, c, epsilon, mean_fraction)
-
     def _fit_gaussian(self, state, moments, n, c, epsilon, mean_fraction):
-        """Algorithms 1 (fixed basis) and 2: Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of Z)``.
+        """Algorithms 1 with an independently derived basis (a Gaussian in the reduced coordinates ``X W / s``)
+        and 2 (the label as the last coordinate): Laplace noise on the reduced data's moments ``(Z^T Z / n, mean of
+        Z)``.
 
         ``c`` are the coordinate bounds ``|z_j| <= c_j`` of the reduced rows (label included).
         """
@@ -578,8 +709,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         state["mean_"] = mean
         state["covariance_"] = project_psd(second - np.outer(mean, mean))
 
-    def _fit_gmm(self, state, Z, y, epsilon, fractions):
-        k, c = Z.shape[1], self.n_classes
+    def _fit_gmm(self, state, statistics, n, epsilon, fractions):
+        """Algorithm 3, corrected: one joint release of the class counts, class sums and class second-moment sums."""
+        class_counts, class_sums, class_seconds = statistics
+        k, c = class_sums.shape[1], self.n_classes
         sens = gmm_sensitivities(k, (-state["_bound"], state["_bound"]))
         state["budget_"] = split_budget(
             epsilon,
@@ -590,23 +723,22 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                 "second_moments": 1.0 - fractions["count"] - fractions["mean"],
             },
         )
-        n, a = Z.shape[0], state["_bound"]
+        a = state["_bound"]
         for name, magnitude in (("counts", n), ("sums", n * a), ("second_moments", n * a * a)):
             _check_range(magnitude, sens[name], state["budget_"][name][0])  # public worst cases
-        onehot = np.eye(c)[y]
         counts = laplace_mechanism(
-            onehot.sum(axis=0),
+            class_counts,
             sens["counts"],
             state["budget_"]["counts"][0],
             random_state=state["_rng"],
             noise=self.noise,
         )
         sums = laplace_mechanism(
-            onehot.T @ Z, sens["sums"], state["budget_"]["sums"][0], random_state=state["_rng"], noise=self.noise
+            class_sums, sens["sums"], state["budget_"]["sums"][0], random_state=state["_rng"], noise=self.noise
         )
         second = [
             symmetric_laplace_mechanism(
-                Z[y == j].T @ Z[y == j],
+                class_seconds[j],
                 sens["second_moments"],
                 state["budget_"]["second_moments"][0],
                 random_state=state["_rng"],
@@ -623,24 +755,22 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         weights = np.maximum(counts, 0.0)
         state["class_weights_"] = weights / weights.sum() if weights.sum() > 0 else np.full(c, 1.0 / c)
 
-    def _fit_gmm_paper(self, state, Z, y, epsilon, mean_fraction):
+    def _fit_gmm_paper(self, state, statistics, epsilon, mean_fraction):
         """Theorem 6 as stated (reconstructed): per class, noise scaled by the private ``N_c``. Not DP."""
-        k, c, a = Z.shape[1], self.n_classes, state["_bound"]
+        sizes, class_means, class_covariances = statistics
+        k, c, a = class_means[0].shape[0], self.n_classes, state["_bound"]
         state["budget_"] = split_budget(
             epsilon, 0.0, {"class_means": mean_fraction, "class_covariances": 1.0 - mean_fraction}
         )
-        sizes = np.bincount(y, minlength=c).astype(float)
         state["sensitivity_"] = {"class_means": 2 * k * a / sizes, "class_covariances": k**2 * a**2 / sizes}
         for values in state["sensitivity_"].values():
             check_sensitivity(values.min())  # bounds so narrow that a sensitivity underflows: refused naming them
         means, covariances = [], []
         for j in range(c):
-            Zj = Z[y == j]
-            mu = Zj.mean(axis=0)
             means.append(
                 np.clip(
                     laplace_mechanism(
-                        mu,
+                        class_means[j],
                         state["sensitivity_"]["class_means"][j],
                         state["budget_"]["class_means"][0],
                         random_state=state["_rng"],
@@ -650,11 +780,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                     a,
                 )
             )
-            cov = (Zj - mu).T @ (Zj - mu) / len(Zj)
             covariances.append(
                 project_psd(
                     symmetric_laplace_mechanism(
-                        cov,
+                        class_covariances[j],
                         state["sensitivity_"]["class_covariances"][j],
                         state["budget_"]["class_covariances"][0],
                         random_state=state["_rng"],

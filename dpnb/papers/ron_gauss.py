@@ -36,6 +36,7 @@ Corrections to the paper (derived and audited in ``notebooks/ron_gauss.md``)
 from __future__ import annotations
 
 import contextlib
+import functools
 
 import numba
 import numpy as np
@@ -57,7 +58,7 @@ from dpnb.ground.validation import (
     check_random_state,
     check_row_norms,
 )
-from dpnb.numerics.blocks import refuse_dask
+from dpnb.numerics.blocks import check_rows, float64_blocks, is_dask_array, row_sums
 from dpnb.numerics.linalg import (
     PARTS,
     block_rows,
@@ -746,6 +747,74 @@ def _class_second_moments(
     return grams
 
 
+def _blocked_moments(
+    X, column=None, *, column_is, lookup, n_classes, label_bound, components=None, means=None
+) -> tuple[np.ndarray]:
+    """One pass of :class:`RONGauss`'s blocked fit over some rows (a Dask chunk, or a whole float32 array).
+
+    The per-chunk statistic of :func:`dpnb.numerics.blocks.row_sums`. Pass 1 (``components`` None): ``(the
+    per-class sums of the unit rows,)``, shape ``(n_classes, m)``. Pass 2: ``(the per-class Gram matrices,)``
+    of :func:`_class_second_moments`, shape ``(n_classes, q, q)``, for the given ``W^T`` and released means.
+
+    The rows are read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`): a float64 chunk as one view,
+    a float32 one a cache-sized block at a time into one reused buffer. Each block goes through pass 1's
+    compiled loop (:func:`_class_sums`: norms, unit-row sums, class counts, clipped labels, finiteness), and in
+    pass 2 then through :func:`_class_second_moments`. ``O(r m)`` for pass 1 over ``r`` rows, ``O(r m p + r
+    p^2)`` for pass 2 (its ``O(r m)`` norms again, read from cache).
+
+    Parameters
+    ----------
+    X : ndarray of shape (r, m), float32 or float64
+    column : ndarray of shape (r,), optional
+        The rows' class index into ``lookup`` (``column_is="index"``, gmm) or labels
+        (``column_is="labels"``, supervised: clipped to ``[-label_bound, label_bound]``).
+    column_is : {None, "index", "labels"}
+    lookup, n_classes, label_bound
+        As :func:`_class_sums` takes them.
+    components, means : ndarray, optional
+        ``W^T`` (p, m) and the released class means (n_classes, m), for pass 2.
+
+    Raises
+    ------
+    ValueError
+        For a row with a NaN or an infinity, or a non-finite label: nothing is returned for the chunk.
+
+    Examples
+    --------
+    >>> X = np.array([[3.0, 4.0], [0.0, 2.0]], dtype=np.float32)
+    >>> one = dict(column_is=None, lookup=np.zeros(1, dtype=np.intp), n_classes=1, label_bound=None)
+    >>> _blocked_moments(X, **one)[0]  # the sums of the unit rows
+    array([[0.6, 1.8]])
+    >>> _blocked_moments(X, **one, components=np.eye(2), means=np.zeros((1, 2)))[0][0]  # their Gram matrix
+    array([[0.36, 0.48],
+           [0.48, 1.64]])
+    """
+    chunk = X.shape[0] if X.dtype == np.float64 else None  # float64: the whole chunk, as the in-memory fit reads it
+    no_index = np.empty(0, dtype=np.intp)
+    total = None
+    for start, block in float64_blocks(X, chunk):
+        rows = slice(start, start + block.shape[0])
+        index = column[rows] if column_is == "index" else no_index
+        labels = column[rows] if column_is == "labels" else None
+        inv_norms, sums, block_counts, clipped, finite, labels_finite, rescaled = _class_sums(
+            block, index, lookup, n_classes, labels, label_bound
+        )
+        if not labels_finite:
+            check_array(labels, ndim=1, name="y")  # raises the usual message
+        if not finite:
+            check_array(block, ndim=2)  # raises the usual message
+        if components is not None:
+            rescaled = np.flatnonzero(inv_norms == _RESCALED) if rescaled else None
+            sums = _class_second_moments(
+                block, index, lookup, block_counts, inv_norms, components, means, clipped, rescaled
+            )
+        if total is None:
+            total = sums
+        else:
+            total += sums
+    return (total,)
+
+
 class RONGauss(TransformerMixin, PrivateEstimator):
     """RON-Gauss synthetic-data generator (paper Algorithms 1-5), epsilon-DP.
 
@@ -759,8 +828,16 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     any method that projects ``X`` and forms the projected Gram matrix; ``make benchmark`` times the fit
     against that floor (``benchmarks/gram_floor.py``, results in ``benchmarks/results/``).
 
-    A ``dask.array`` ``X`` is refused (TypeError): the second pass needs the released mean, and no block
-    reduction is written for it yet.
+    Data larger than memory: ``X`` may be a ``dask.array`` (float32 or float64); both passes then run chunk
+    by chunk on the Dask cluster, the client drawing ``W`` and the noise between them and after
+    (:meth:`fit`). The two passes cannot become one pass of sufficient statistics: pass 2's row ``z_i = W^T
+    (u_i - mu) / ||u_i - mu||`` (``u_i`` the unit row, ``mu`` the *released* mean) divides by a norm that
+    depends on ``mu`` row by row, so ``sum_i z_i z_i^T`` is no function of fixed-size sums formed before
+    ``mu`` is known. float32 input is kept in float32 (read as float64 block by block): computing in float32
+    would put a relative error of about ``2^-24`` into every unit row, a bias of up to ``6e-8`` per
+    coordinate of the mean that does not shrink with ``n``, while the mean's noise scale ``2 sqrt(m) / (n
+    epsilon_mu)`` does (at ``m = 77``, ``epsilon_mu = 0.3``, they meet near ``n = 1e9``), so the arithmetic
+    stays float64.
 
     Parameters
     ----------
@@ -826,6 +903,10 @@ class RONGauss(TransformerMixin, PrivateEstimator):
     >>> X_syn, y_syn = RONGauss(3, 1.0, mode="gmm", random_state=0).fit(X, y).sample(5)  # with labels: (X, y)
     >>> X_syn.shape, y_syn.shape
     ((5, 3), (5,))
+    >>> X32 = X.astype(np.float32)  # kept in float32 (as a dask.array's chunks are): read in blocks, summed in float64
+    >>> blocked = RONGauss(3, 1.0, random_state=0).fit(X32)
+    >>> bool(np.allclose(blocked.covariance_, RONGauss(3, 1.0, random_state=0).fit(X32.astype(float)).covariance_))
+    True
 
     No ``inverse_transform``: every row is scaled to the unit sphere and its norm is not released, so
     the synthetic rows have no way back to the input's units; ``reconstruct=True`` returns them in
@@ -858,7 +939,8 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         self.random_state = random_state
 
     # -- validation ---------------------------------------------------------------------
-    def _check_params(self):
+    def _check_params(self) -> dict:
+        """Validate the parameters; returns the budget split (set on the estimator only by a successful fit)."""
         epsilon, _ = self._check_privacy(needs_delta=False)
         check_choice(self.mode, "mode", MODES)
         check_choice(self.projection, "projection", PROJECTIONS)
@@ -874,7 +956,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
             raise ValueError("label_bound is only used with mode='supervised'; leave it None")
         if self.add_mean and self.mode == "gmm":
             raise ValueError("add_mean does not apply to mode='gmm' (Algorithm 5 always uses the class means)")
-        self.budget_ = split_budget(epsilon, 0.0, {"mean": (frac, 0.0), "covariance": (1 - frac, 0.0)})
+        return split_budget(epsilon, 0.0, {"mean": (frac, 0.0), "covariance": (1 - frac, 0.0)})
 
     def _check_y(self, y, n):
         if self.mode == "unsupervised":
@@ -891,18 +973,16 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         return y
 
     # -- Algorithm 1 and the covariance step --------------------------------------------
-    def _dp_mean(self, mean, sensitivity, rng):
+    def _dp_mean(self, mean, sensitivity, budget, rng):
         """Laplace DP release of the mean of the pre-normalised rows (Lemma 2: ``2 sqrt(m) / n``)."""
-        return laplace_mechanism(mean, sensitivity, self.budget_["mean"][0], random_state=rng, noise=self.noise)
+        return laplace_mechanism(mean, sensitivity, budget["mean"][0], random_state=rng, noise=self.noise)
 
-    def _dp_second_moment(self, gram, n, label_bound, rng):
+    def _dp_second_moment(self, gram, n, label_bound, budget, rng):
         """``gram / n`` (``gram = Z^T Z`` over ``n`` rows) with mirrored Laplace noise (corrected Lemma 4/5), then
         PSD projection."""
         q = gram.shape[0]
         sens = covariance_sensitivity(q if label_bound is None else q - 1, n, label_bound)
-        S = symmetric_laplace_mechanism(
-            gram / n, sens, self.budget_["covariance"][0], random_state=rng, noise=self.noise
-        )
+        S = symmetric_laplace_mechanism(gram / n, sens, budget["covariance"][0], random_state=rng, noise=self.noise)
         return project_psd(S), sens
 
     def _draw_projection(self, m, p, rng):
@@ -920,11 +1000,25 @@ class RONGauss(TransformerMixin, PrivateEstimator):
 
         ``y``: required for ``"supervised"`` (real labels, clipped to ``[-label_bound,
         label_bound]``) and ``"gmm"`` (class labels; each class needs >= 1 row); ignored for
-        ``"unsupervised"``.
+        ``"unsupervised"``. ``y`` is held in memory (one value per row) also when ``X`` is a Dask array.
+
+        ``X`` may be a float64 array (a ``np.memmap`` included, never copied), a float32 array or a
+        ``dask.array`` of either. float32 and Dask input take the blocked route (:func:`_blocked_moments`):
+        the same two passes, each a sum over rows (:func:`dpnb.numerics.blocks.row_sums`; on the Dask cluster,
+        one task per chunk of rows, only the ``C x m`` sums and the ``C x q x q`` Gram matrices travel back),
+        with the client between them drawing ``W`` and releasing the means; float32 rows are read as float64 a
+        cache-sized block at a time (exact), so no float64 copy of ``X`` is made. Pass 2 recomputes each
+        block's row norms instead of keeping ``n`` of them from pass 1 (one more ``O(m)`` per row, in cache).
+        A row with a NaN or an infinity (or a non-finite label) fails its block in pass 1, hence the fit, before
+        anything is drawn; a chunk that fails only in pass 2 (unreadable, or changed, between the passes) fails
+        the fit after ``W`` and the mean's noise were drawn on the client, but nothing is released or set on the
+        estimator. The release is the in-memory one to round-off:
+        the sums are the same terms added in another order, and pass 2's rows depend on the released mean
+        with condition ``1 / ||unit(x_i) - mu||`` (``tests/papers/test_dask_fits.py`` derives the tolerance).
         """
-        self._check_params()
-        refuse_dask(X, "RONGauss", "its second pass needs the DP mean released from the first")
-        X = check_array(X, ndim=2, finite=False)  # finiteness: from the row norms below
+        budget = self._check_params()
+        blocked = is_dask_array(X) or (isinstance(X, np.ndarray) and X.dtype == np.float32)
+        X = check_rows(X) if blocked else check_array(X, ndim=2, finite=False)  # finiteness: from the row norms
         n, m = X.shape
         p = check_n_components(self.n_components, m)
         y = self._check_y(y, n)
@@ -939,36 +1033,49 @@ class RONGauss(TransformerMixin, PrivateEstimator):
                 f"label_bound={a!r} is too large for {n} rows: the labels' second moment could overflow float64; "
                 "rescale the labels to a smaller public bound"
             )
-        inv_norms, sums, block_counts, labels, finite, labels_finite, rescaled = _class_sums(
-            X, index, lookup, len(counts), None if a is None else y, a
-        )
-        if not labels_finite:
-            check_array(y, ndim=1, name="y")  # raises the usual message
-        if not finite:  # a row with a NaN or an infinity
-            check_array(X, ndim=2)  # raises the usual message
+        if blocked:
+            column, column_is = {"gmm": (index, "index"), "supervised": (y, "labels")}.get(self.mode, (None, None))
+            columns = () if column is None else (column,)
+            statistic = functools.partial(
+                _blocked_moments, column_is=column_is, lookup=lookup, n_classes=len(counts), label_bound=a
+            )
+            (sums,) = row_sums(statistic, X, *columns)
+
+            def second_pass(components, means):
+                return row_sums(functools.partial(statistic, components=components, means=means), X, *columns)[0]
+
+        else:
+            inv_norms, sums, block_counts, labels, finite, labels_finite, rescaled = _class_sums(
+                X, index, lookup, len(counts), None if a is None else y, a
+            )
+            if not labels_finite:
+                check_array(y, ndim=1, name="y")  # raises the usual message
+            if not finite:  # a row with a NaN or an infinity
+                check_array(X, ndim=2)  # raises the usual message
+            rescaled = np.flatnonzero(inv_norms == _RESCALED) if rescaled else None  # rows with extreme norms (rare)
+
+            def second_pass(components, means):
+                return _class_second_moments(
+                    X, index, lookup, block_counts, inv_norms, components, means, labels, rescaled
+                )
+
         components = self._draw_projection(m, p, rng)  # the first draw; none is made for rejected input
-        self.n_features_in_ = m
-        self._rng = rng  # sample() continues this stream
-        self.components_ = components
-        if self.mode == "gmm":
-            self.classes_, self.class_counts_ = classes, counts
         mean_sens = np.array([mean_sensitivity(m, n_c) for n_c in counts])
-        means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], rng) for j in range(len(counts))])
-        rescaled = np.flatnonzero(inv_norms == _RESCALED) if rescaled else None  # rows with extreme norms (rare)
-        grams = _class_second_moments(
-            X, index, lookup, block_counts, inv_norms, self.components_, means, labels, rescaled
-        )
-        covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, rng) for g, n_c in zip(grams, counts)))
+        means = np.array([self._dp_mean(sums[j] / counts[j], mean_sens[j], budget, rng) for j in range(len(counts))])
+        grams = second_pass(components, means)
+        covs, cov_sens = zip(*(self._dp_second_moment(g, n_c, a, budget, rng) for g, n_c in zip(grams, counts)))
         if self.noise == "exact":  # the sampler's delta, per class: an m-vector mean and a q x q triangle
             q = grams[0].shape[0]
             draws = {"mean": len(counts) * m, "covariance": len(counts) * q * (q + 1) // 2}
-            self.budget_ = with_sampling_delta(self.budget_, draws)
+            budget = with_sampling_delta(budget, draws)
+        state = {"budget_": budget, "n_features_in_": m, "_rng": rng, "components_": components}  # _rng: for sample()
         if self.mode == "gmm":
-            self.class_means_, self.class_covariances_ = means, np.array(covs)
-            self.sensitivity_ = {"mean": mean_sens, "covariance": np.array(cov_sens)}
+            state.update(classes_=classes, class_counts_=counts, class_means_=means, class_covariances_=np.array(covs))
+            state["sensitivity_"] = {"mean": mean_sens, "covariance": np.array(cov_sens)}
         else:
-            self.mean_, self.covariance_ = means[0], covs[0]
-            self.sensitivity_ = {"mean": mean_sens[0], "covariance": cov_sens[0]}
+            state.update(mean_=means[0], covariance_=covs[0])
+            state["sensitivity_"] = {"mean": mean_sens[0], "covariance": cov_sens[0]}
+        vars(self).update(state)  # all at once, at the end: a failed fit sets nothing
         return self
 
     def _output_space(self, Z):
