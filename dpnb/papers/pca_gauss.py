@@ -501,7 +501,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
 
         ``X`` may be a float64 array (never copied), a float32 array or a ``dask.array`` of either (``y``, one
         value per row, is held in memory). float32 and Dask input take the blocked route
-        (``_blocked_statistics``): one pass of sums over rows (:func:`_box_moments` through
+        (``_blocked_statistics``): one pass of sums over rows (``_box_moments`` through
         :func:`dpnb.numerics.blocks.row_sums`; on a Dask cluster one task per chunk of rows, only the
         statistics travel back), every block checked against the box; a block outside it (or unreadable) fails
         the fit before anything is drawn or set. Every statistic is a sum over rows, so one pass suffices in
@@ -623,7 +623,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         return np.bincount(y, minlength=c).astype(float), means, covariances
 
     def _blocked_statistics(self, X, W, y, state, bounds, k):
-        """:meth:`_statistics` from one pass of :func:`_box_moments` over a float32 or Dask ``X`` (per chunk, summed).
+        """:meth:`_statistics` from one pass of ``_box_moments`` over a float32 or Dask ``X`` (per chunk, summed).
 
         The pass forms counts, sums and second-moment sums of the rows the mode reduces: ``x_i`` itself
         (Algorithm 1 with the data's PCA; with a basis when ``2 K >= M``, as :func:`_reduced_moments` does),

@@ -1003,7 +1003,7 @@ class RONGauss(TransformerMixin, PrivateEstimator):
         ``"unsupervised"``. ``y`` is held in memory (one value per row) also when ``X`` is a Dask array.
 
         ``X`` may be a float64 array (a ``np.memmap`` included, never copied), a float32 array or a
-        ``dask.array`` of either. float32 and Dask input take the blocked route (:func:`_blocked_moments`):
+        ``dask.array`` of either. float32 and Dask input take the blocked route (``_blocked_moments``):
         the same two passes, each a sum over rows (:func:`dpnb.numerics.blocks.row_sums`; on the Dask cluster,
         one task per chunk of rows, only the ``C x m`` sums and the ``C x q x q`` Gram matrices travel back),
         with the client between them drawing ``W`` and releasing the means; float32 rows are read as float64 a
