@@ -9,6 +9,7 @@
   committed outputs, are kept. Where the solution cell printed answer fingerprints
   (:func:`dpnb.reporting.exercises.answer`), a check cell takes its place, one
   :func:`dpnb.reporting.exercises.check` line per answer for the student to fill in and run;
+- ``notebooks/bug_reports/``: the scripts a chapter offers for download, unchanged;
 - ``book/``: the course book built from those notebooks (``--no-book`` skips it).
 
 The instructor edition is the repository itself. A chapter whose Exercises section does not follow the
@@ -123,11 +124,14 @@ def write_edition(out: Path, notebooks: Path = ROOT / "notebooks") -> list[str]:
         jupytext.write(nb, target / f"{path.stem}.md", fmt="md:myst")
         stems.append(path.stem)
     shutil.copy(notebooks / "jupytext.toml", target / "jupytext.toml")
+    if (notebooks / "bug_reports").is_dir():  # scripts a chapter offers for download ({download}`bug_reports/...`)
+        shutil.copytree(notebooks / "bug_reports", target / "bug_reports", ignore=shutil.ignore_patterns("__pycache__"))
     return stems
 
 
 def build_book(out: Path) -> None:
     """Build the course book from the student notebooks into ``out/book`` (offline, warnings as errors)."""
+    out = out.resolve()  # jupyter-book reads --config and --toc relative to the book's folder, not the caller's
     subprocess.run([sys.executable, str(ROOT / "book" / "verdicts.py")], check=True)  # the landing page's table
     shutil.copytree(ROOT / "book", out / "book", dirs_exist_ok=True)
     (out / "data").mkdir(exist_ok=True)
@@ -158,7 +162,9 @@ def solution_leaks(html_dir: Path, notebooks: Path = ROOT / "notebooks") -> list
     """Pages of a built student book that still show a solution: its admonition title, its cell, or a line of it.
 
     A line counts when it is one of the instructor edition's solution lines (prose or code) of 40 or more
-    characters; an empty list means the book holds no solution.
+    characters; an empty list means the book holds no solution. The package's pages (``book/api/`` and the
+    highlighted sources under ``_modules/``) are not searched: they show the package's code and docstrings,
+    which hold no solution but do hold this tool's own markers and, at times, a solution's import line.
     """
     import nbformat
 
@@ -172,6 +178,8 @@ def solution_leaks(html_dir: Path, notebooks: Path = ROOT / "notebooks") -> list
             lines.update(line.strip() for line in text.splitlines()[1:] if len(line.strip()) >= 40)
     leaks = []
     for page in sorted(html_dir.rglob("*.html")):
+        if page.relative_to(html_dir).parts[:2] == ("book", "api") or page.relative_to(html_dir).parts[0] == "_modules":
+            continue
         html = page.read_text(errors="replace")
         if (
             "Solutions, re-executed" in html

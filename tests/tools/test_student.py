@@ -35,6 +35,12 @@ def test_every_chapter_is_written_as_a_pair(edition):
         assert (folder / f"{stem}.md").is_file() and (folder / f"{stem}.ipynb").is_file()
 
 
+def test_the_scripts_chapters_offer_for_download_come_along(edition):
+    folder, _ = edition  # the student book's {download} links need them (a missing one fails its -W build)
+    scripts = sorted(p.name for p in (ROOT / "notebooks" / "bug_reports").glob("*.py"))
+    assert scripts and scripts == sorted(p.name for p in (folder / "bug_reports").glob("*.py"))
+
+
 @pytest.mark.parametrize("path", CHAPTERS, ids=[p.stem for p in CHAPTERS])
 def test_no_solution_text_or_code_and_everything_else_kept(edition, path):
     folder, _ = edition
@@ -94,6 +100,9 @@ def test_a_chapter_off_the_convention_is_refused(cells, message):
 def test_solution_leaks_finds_a_solution_on_a_page(tmp_path):
     (tmp_path / "ok.html").write_text("<p>1. Derive it.</p>")
     (tmp_path / "bad.html").write_text('<p class="admonition-title">Solutions</p>')
+    for package_page in ("_modules/dpnb/tools/student.html", "book/api/tools.html"):  # the tool's own markers
+        (tmp_path / package_page).parent.mkdir(parents=True)
+        (tmp_path / package_page).write_text('<p class="admonition-title">Solutions</p>')
     assert student.solution_leaks(tmp_path) == ["bad.html"]
 
 
