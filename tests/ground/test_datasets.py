@@ -410,29 +410,31 @@ def test_dataset_checks_its_fields():
         Dataset("toy", np.zeros((3, 2)), np.zeros(2), ["a", "b"], None, "", [])
 
 
-def test_loader_docstrings_indent_the_subsample_parameters_like_their_own():
+def test_loader_docstrings_get_the_subsample_parameters_and_one_returns_section():
     """The same numpydoc on 3.11-3.12 (docstrings keep their indent) and 3.13 (the compiler strips it)."""
     import inspect
 
     from dpnb.ground.datasets import _LOADERS, _with_subsample_doc
 
     def parameters(doc):
-        lines = inspect.cleandoc(doc).splitlines()
+        lines = doc.splitlines()
         return lines[lines.index("Parameters") + 2 : lines.index("Returns") - 1]
 
-    kept = (
-        "Load.\n\n    Parameters\n    ----------\n    x : int\n        An x.\n    {subsample}\n\n"
-        "    Returns\n    -------\n    y\n    "
-    )
+    subsample = [
+        "n_samples : int or None, default None",
+        "    Keep a uniformly drawn subset of this many rows (after choosing the split), in original order.",
+        "random_state : None, int, SeedSequence or Generator",
+        "    Seed for ``n_samples``; pass an int for a reproducible subset.",
+    ]
+    kept = "Load {{x}}.\n\n    Parameters\n    ----------\n    x : int\n        An x.\n    {subsample}\n    "
     for template in (kept, inspect.cleandoc(kept)):
-        assert parameters(_with_subsample_doc(template)) == [
-            "x : int",
-            "    An x.",
-            "n_samples : int or None, default None",
-            "    Keep a uniformly drawn subset of this many rows (after choosing the split), in original order.",
-            "random_state : None, int, SeedSequence or Generator",
-            "    Seed for ``n_samples``; pass an int for a reproducible subset.",
-        ]
+        doc = _with_subsample_doc(template)
+        assert doc.startswith("Load {x}.\n")
+        assert parameters(doc) == ["x : int", "    An x.", *subsample]
+    assert parameters(_with_subsample_doc("Load.")) == subsample
     for name, loader in _LOADERS.items():
-        for line in parameters(loader.__doc__):
+        doc = loader.__doc__
+        assert doc.count("Parameters\n----------\n") == 1 and doc.endswith("\n\nReturns\n-------\nDataset\n"), name
+        assert parameters(doc)[-4:] == subsample, name
+        for line in parameters(doc):
             assert not line.startswith("     "), f"{name}: a description indented past one level: {line!r}"
