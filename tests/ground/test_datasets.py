@@ -297,17 +297,46 @@ def test_scale_to_box_on_real_data_with_declared_bounds():
     assert out.min() == 0.0 and out.max() == 1.0
 
 
+# Census-Income is checked on every row in its codes (40 columns); its one-hot form (494 columns, 1.2 GB for all
+# rows) has the same values in its numeric columns and 0/1 indicators: test_census_income_one_hot_bounds_are_its_codes'
 @pytest.mark.parametrize(
-    "name", ["adult", "census_income", "coil2000", "kdd2004_bio", "rf1", "mnist_subset", "dna", "digits"]
+    ("name", "options"),
+    [
+        ("adult", {}),
+        ("census_income", {"one_hot": False}),
+        ("coil2000", {}),
+        ("kdd2004_bio", {}),
+        ("rf1", {}),
+        ("mnist_subset", {}),
+        ("dna", {}),
+        ("digits", {}),
+    ],
 )
-def test_declared_bounds_cover_the_data_and_are_not_read_from_it(name, tmp_path, monkeypatch):
-    ds = datasets.load(name)
+def test_declared_bounds_cover_the_data_and_are_not_read_from_it(name, options):
+    ds = datasets.load(name, **options)
     low, high = ds.bounds
     assert low.shape == high.shape == (ds.X.shape[1],)
     assert np.all(ds.X >= low) and np.all(ds.X <= high)
-    small = datasets.load(name, n_samples=20, random_state=0)  # a subsample keeps the same bounds
+    small = datasets.load(name, n_samples=20, random_state=0, **options)  # a subsample keeps the same bounds
     np.testing.assert_array_equal(small.bounds[0], low)
     np.testing.assert_array_equal(small.bounds[1], high)
+
+
+def test_census_income_one_hot_bounds_are_its_codes():
+    """Each numeric column of the one-hot form carries the bounds of the same column in the codes (which cover
+    every row), each indicator [0, 1]; a misplaced bound fails here even where the values would still fit."""
+    codes = datasets.load_census_income(one_hot=False, n_samples=20, random_state=0)
+    onehot = datasets.load_census_income(n_samples=2000, random_state=0)
+    low, high = onehot.bounds
+    assert np.all(onehot.X >= low) and np.all(onehot.X <= high)
+    numeric = [f for f in codes.feature_names if f not in codes.categorical]
+    assert [f for f in onehot.feature_names if "=" not in f] == numeric
+    for j, feature in enumerate(onehot.feature_names):
+        if "=" in feature:
+            assert (low[j], high[j]) == (0.0, 1.0), feature
+        else:
+            i = codes.feature_names.index(feature)
+            assert (low[j], high[j]) == (codes.bounds[0][i], codes.bounds[1][i]), feature
 
 
 def test_bounds_for_one_hot_and_codes_and_targets():
@@ -321,7 +350,7 @@ def test_bounds_for_one_hot_and_codes_and_targets():
     rf = datasets.load_rf1(all_targets=True)
     assert np.all(rf.y >= rf.target_bounds[0]) and np.all(rf.y <= rf.target_bounds[1])
     assert datasets.load_breast_cancer().bounds is None
-    assert datasets.load_census_income(include_weight=True).bounds is None
+    assert datasets.load_census_income(include_weight=True, n_samples=20, random_state=0).bounds is None
 
 
 def test_dataset_rejects_data_outside_its_bounds():
@@ -410,29 +439,31 @@ def test_dataset_checks_its_fields():
         Dataset("toy", np.zeros((3, 2)), np.zeros(2), ["a", "b"], None, "", [])
 
 
-def test_loader_docstrings_indent_the_subsample_parameters_like_their_own():
+def test_loader_docstrings_get_the_subsample_parameters_and_one_returns_section():
     """The same numpydoc on 3.11-3.12 (docstrings keep their indent) and 3.13 (the compiler strips it)."""
     import inspect
 
     from dpnb.ground.datasets import _LOADERS, _with_subsample_doc
 
     def parameters(doc):
-        lines = inspect.cleandoc(doc).splitlines()
+        lines = doc.splitlines()
         return lines[lines.index("Parameters") + 2 : lines.index("Returns") - 1]
 
-    kept = (
-        "Load.\n\n    Parameters\n    ----------\n    x : int\n        An x.\n    {subsample}\n\n"
-        "    Returns\n    -------\n    y\n    "
-    )
+    subsample = [
+        "n_samples : int or None, default None",
+        "    Keep a uniformly drawn subset of this many rows (after choosing the split), in original order.",
+        "random_state : None, int, SeedSequence or Generator",
+        "    Seed for ``n_samples``; pass an int for a reproducible subset.",
+    ]
+    kept = "Load {{x}}.\n\n    Parameters\n    ----------\n    x : int\n        An x.\n    {subsample}\n    "
     for template in (kept, inspect.cleandoc(kept)):
-        assert parameters(_with_subsample_doc(template)) == [
-            "x : int",
-            "    An x.",
-            "n_samples : int or None, default None",
-            "    Keep a uniformly drawn subset of this many rows (after choosing the split), in original order.",
-            "random_state : None, int, SeedSequence or Generator",
-            "    Seed for ``n_samples``; pass an int for a reproducible subset.",
-        ]
+        doc = _with_subsample_doc(template)
+        assert doc.startswith("Load {x}.\n")
+        assert parameters(doc) == ["x : int", "    An x.", *subsample]
+    assert parameters(_with_subsample_doc("Load.")) == subsample
     for name, loader in _LOADERS.items():
-        for line in parameters(loader.__doc__):
+        doc = loader.__doc__
+        assert doc.count("Parameters\n----------\n") == 1 and doc.endswith("\n\nReturns\n-------\nDataset\n"), name
+        assert parameters(doc)[-4:] == subsample, name
+        for line in parameters(doc):
             assert not line.startswith("     "), f"{name}: a description indented past one level: {line!r}"

@@ -310,12 +310,17 @@ def test_complement_acg_draw_falls_back_when_the_estimate_is_far_below(top, monk
         assert stats.ks_2samp((x @ v) ** 2, (ref @ v) ** 2).pvalue > 1 - LEVEL
 
 
-def test_ritz_top_never_above_the_compressed_eigenvalue():
-    rng = np.random.default_rng(21)
-    A = rng.standard_normal((9, 9)) * 1e3
+def _symmetric_9(seed, scale):
+    """A random symmetric 9 x 9 matrix of entries about ``scale``, its eigenpairs, the shift, and the generator."""
+    rng = np.random.default_rng(seed)
+    A = rng.standard_normal((9, 9)) * scale
     B = A + A.T
     l_B, E_B = np.linalg.eigh(B)
-    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    return B, l_B, E_B, l_B[0] - (l_B[-1] - l_B[0]) - 1.0, rng
+
+
+def test_ritz_top_never_above_the_compressed_eigenvalue():
+    B, l_B, E_B, shift, rng = _symmetric_9(21, 1e3)
     U = np.concatenate([np.linalg.qr(rng.standard_normal((40, 9, 3)))[0], E_B[None, :, -3:]])  # last: B's top three
     M = bingham._complement_matrix(B, U, shift)
     exact = np.linalg.eigvalsh(M)[:, -1]
@@ -326,11 +331,7 @@ def test_ritz_top_never_above_the_compressed_eigenvalue():
 
 
 def test_lapack_top_never_below_the_compressed_eigenvalue():
-    rng = np.random.default_rng(18)
-    A = rng.standard_normal((9, 9)) * 1e4
-    B = A + A.T
-    l_B, E_B = np.linalg.eigh(B)
-    shift = l_B[0] - (l_B[-1] - l_B[0]) - 1.0
+    B, l_B, E_B, shift, rng = _symmetric_9(18, 1e4)
     U = np.linalg.qr(rng.standard_normal((40, 9, 3)))[0]
     top = bingham._lapack_top(bingham._complement_matrix(B, U, shift), max(np.abs(l_B).max(), abs(shift)))
     bisected = _compression_top(l_B, E_B, U)  # the upper end of a one-ulp bracket

@@ -5,29 +5,25 @@ from scipy import stats as st
 from dpnb.numerics.stats import bootstrap_ci, clopper_pearson, mean_ci, variance_ci
 
 
-def _coverage(make_interval, truth, reps, rng):
+def _assert_covers(make_interval, truth, rng, reps=2000, level=0.95):
+    """``make_interval(rng)`` covers ``truth`` in ``reps`` draws as often as a ``level`` interval should.
+
+    The coverage count is Binomial(reps, level): accept its central 99.9 % range.
+    """
     hits = 0
     for _ in range(reps):
         lo, hi = make_interval(rng)
         hits += lo <= truth <= hi
-    return hits
+    lo, hi = st.binom.ppf([0.0005, 0.9995], reps, level)
+    assert lo <= hits <= hi
 
 
 def test_mean_ci_coverage():
-    rng = np.random.default_rng(1)
-    reps = 2000
-    hits = _coverage(lambda r: mean_ci(r.normal(3.0, 2.0, size=20))[1:], 3.0, reps, rng)
-    # the coverage count is Binomial(reps, 0.95): accept its central 99.9 % range
-    lo, hi = st.binom.ppf([0.0005, 0.9995], reps, 0.95)
-    assert lo <= hits <= hi
+    _assert_covers(lambda r: mean_ci(r.normal(3.0, 2.0, size=20))[1:], 3.0, np.random.default_rng(1))
 
 
 def test_variance_ci_coverage():
-    rng = np.random.default_rng(2)
-    reps = 2000
-    hits = _coverage(lambda r: variance_ci(r.normal(0.0, 1.5, size=15))[1:], 2.25, reps, rng)
-    lo, hi = st.binom.ppf([0.0005, 0.9995], reps, 0.95)
-    assert lo <= hits <= hi
+    _assert_covers(lambda r: variance_ci(r.normal(0.0, 1.5, size=15))[1:], 2.25, np.random.default_rng(2))
 
 
 def test_clopper_pearson_known_values_and_edges():

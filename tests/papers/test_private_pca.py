@@ -8,6 +8,7 @@ from sklearn.exceptions import NotFittedError
 from sklearn.linear_model import LinearRegression
 from sklearn.pipeline import make_pipeline
 
+from dpnb.chapters.foundations import ball_pair
 from dpnb.numerics.bingham import vector_bingham_exact
 from dpnb.numerics.linalg import triangle
 from dpnb.numerics.stats import clopper_pearson, mean_ci
@@ -46,10 +47,7 @@ def test_beta_formula():
 @pytest.mark.parametrize("part", ["upper", "full"])
 def test_second_moment_sensitivity_attained_by_e1_e2(part):
     n, d = 7, 4
-    X = np.zeros((n, d))
-    X[:, 0] = 1
-    Xp = X.copy()
-    Xp[0] = np.eye(d)[1]
+    X, Xp = ball_pair(n, d)  # rows e_1, row 0 replaced by e_2
     diff = triangle(second_moment(X) - second_moment(Xp), part=part)
     assert np.linalg.norm(diff) == pytest.approx(second_moment_l2_sensitivity(n, part=part))
     assert second_moment_l2_sensitivity(n, data_norm=2.0, part=part) == pytest.approx(4 * np.sqrt(2) / n)

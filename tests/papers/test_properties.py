@@ -280,6 +280,20 @@ def _pca_gauss(mode, noise):
     )
 
 
+def _identity(name):
+    """One of RON-Gauss's two identity releases (they share their signature); the release, not its sensitivity."""
+    release = getattr(ron_gauss, name)
+    return _fn(
+        name,
+        "ball",
+        lambda X, y, s, noise, n_components, epsilon=0.5: release(
+            X, n_components, epsilon, random_state=s, noise=noise
+        )[0],
+        choices={"noise": NOISES, "n_components": _k},
+        floats=EPS,
+    )
+
+
 ENTRIES = [
     # estimators: every mode x noise, their other options and n_components (1 or several) drawn
     *[_ron(mode, noise) for mode in ("unsupervised", "supervised", "gmm") for noise in NOISES],
@@ -434,24 +448,8 @@ ENTRIES = [
         },
         floats={**EPS_DELTA, "data_norm": "positive"},
     ),
-    _fn(
-        "bernoulli_identity",
-        "ball",
-        lambda X, y, s, noise, n_components, epsilon=0.5: ron_gauss.bernoulli_identity(
-            X, n_components, epsilon, random_state=s, noise=noise
-        )[0],
-        choices={"noise": NOISES, "n_components": _k},
-        floats=EPS,
-    ),
-    _fn(
-        "pca_identity",
-        "ball",
-        lambda X, y, s, noise, n_components, epsilon=0.5: ron_gauss.pca_identity(
-            X, n_components, epsilon, random_state=s, noise=noise
-        )[0],
-        choices={"noise": NOISES, "n_components": _k},
-        floats=EPS,
-    ),
+    _identity("bernoulli_identity"),
+    _identity("pca_identity"),
     _fn(
         "laplace_identity",
         "box",
@@ -597,15 +595,20 @@ def _same(a, b) -> bool:
     return a[1] == b[1]
 
 
+def _draw(name, data):
+    """The entry point ``name``, a dataset in its domain and its choices, drawn in this order (one Hypothesis case)."""
+    entry = BY_NAME[name]
+    X, y = data.draw(datasets_for(entry))
+    return entry, X, y, entry.draw_choices(data.draw, X.shape[1])
+
+
 # -------------------------------------------------------------------------------------------
 # Properties
 # -------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("name", SEEDED)
 @given(data=st.data())
 def test_same_seed_same_finite_release(name, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     seed = data.draw(st.integers(0, 2**32 - 1))
 
     def body():
@@ -622,9 +625,7 @@ def test_same_seed_same_finite_release(name, data):
 )
 @given(data=st.data())
 def test_outside_the_domain_is_refused_or_clipped(name, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     i = data.draw(st.integers(0, len(X) - 1))
     j = data.draw(st.integers(0, X.shape[1] - 1))
     excess = data.draw(st.floats(1e-6 if entry.domain == "ball" else 1e-9, 1e6))
@@ -678,9 +679,7 @@ BAD_DATA = {
 )
 @given(data=st.data())
 def test_structurally_bad_data_is_refused_with_the_right_error(name, kind, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     make, error, match = BAD_DATA[kind]
     if entry.domain == "codes" and kind in ("nan", "inf"):
         return
@@ -720,9 +719,7 @@ BAD_BOUNDS = [(-np.inf, np.inf), (np.nan, 1.0), (0.0, np.nan), (1.0, 0.0), (0.5,
 @pytest.mark.parametrize("name", BOUNDED)
 @given(data=st.data())
 def test_bad_bounds_are_refused_naming_bounds(name, bounds, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     if name == "scale_to_box" and bounds == (0.5, 0.5):
         return  # a one-point domain is valid there (a constant column maps to the midpoint)
 
@@ -737,9 +734,7 @@ def test_bad_bounds_are_refused_naming_bounds(name, bounds, data):
 @pytest.mark.parametrize("name", [n for n in SEEDED])
 @given(data=st.data(), seed=st.sampled_from([-1, -(2**40), "x", 1.5]))
 def test_a_bad_random_state_is_refused_naming_it(name, data, seed):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
 
     def body():
         out = _outcome(entry, X, y, choices, seed)
@@ -752,9 +747,7 @@ def test_a_bad_random_state_is_refused_naming_it(name, data, seed):
 @pytest.mark.parametrize("name", SEEDED)
 @given(data=st.data())
 def test_neighbours_succeed_or_fail_alike(name, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     X2, y2 = _neighbour(data.draw, entry, X, y)
     if not entry.is_dp(choices):
         return
@@ -801,9 +794,7 @@ PUBLIC_CACHES = {
 @pytest.mark.parametrize("name", SEEDED)
 @given(data=st.data())
 def test_no_state_outlives_a_call(name, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     X2, y2 = _neighbour(data.draw, entry, X, y)
 
     def body():
@@ -876,9 +867,7 @@ def _equal(a, b) -> bool:
 @pytest.mark.parametrize("name", ESTIMATORS)
 @given(data=st.data())
 def test_a_failed_fit_leaves_the_estimator_unchanged(name, data):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     fitted = data.draw(st.booleans())
     how = data.draw(st.sampled_from(["params", "data"]))
     bad = data.draw(st.sampled_from(BAD_PARAMS))
@@ -977,9 +966,7 @@ SAMPLERS = [n for n in ESTIMATORS if hasattr(BY_NAME[n].build(3, BY_NAME[n].defa
 @pytest.mark.parametrize("name", SAMPLERS)
 @given(data=st.data(), n=st.sampled_from([0, -1, 2**62, 10**30, 1.5, "3"]))
 def test_a_huge_or_bad_sample_size_is_refused_naming_it(name, data, n):
-    entry = BY_NAME[name]
-    X, y = data.draw(datasets_for(entry))
-    choices = entry.draw_choices(data.draw, X.shape[1])
+    entry, X, y, choices = _draw(name, data)
     est = entry.build(X.shape[1], choices).set_params(random_state=0).fit(X, y)
 
     def body():

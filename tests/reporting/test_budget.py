@@ -70,7 +70,9 @@ def test_budget_runner_takes_the_message_of_a_child_already_gone():
 
 def test_time_budget_skips_larger_epsilons_after_running_out():
     limit = budget.TimeBudget(0.5)
-    first = limit.run("slow", 100, 1.0, _sleep_long, 1)
+    # a fit that spins runs out of its CPU budget after 0.5 s (a sleeping one would hold the worker for the
+    # 10 x 0.5 s wall cap, which test_budget_runner_returns_value_times_out_and_reports_errors covers)
+    first = limit.run("slow", 100, 1.0, _spin, 30.0)
     assert isinstance(first, budget.Unfinished)
     assert limit.run("slow", 100, 2.0, _square, 2) is first  # not started: same n, larger epsilon
     assert limit.run("slow", 100, 0.5, _square, 2) == 4  # smaller epsilon still runs

@@ -1,17 +1,11 @@
 import numpy as np
 import pytest
 
+from dpnb.chapters.foundations import ball_pair, box_pair
 from dpnb.privacy.audit import ReplaceRowBox, ReplaceRowL2Ball
 from dpnb.reporting.sensitivity_grid import AuditedBound, GridAudit, evaluate_grid, grid_table, pair_change, span
 
 BOX = ReplaceRowBox(-1.0, 1.0)
-
-
-def mean_pair(n, d):
-    X = np.ones((n, d))
-    Xp = X.copy()
-    Xp[0] = -1.0
-    return X, Xp
 
 
 def mean_bound(claimed=lambda n, d: 2 * d / n, **fields):
@@ -21,7 +15,7 @@ def mean_bound(claimed=lambda n, d: 2 * d / n, **fields):
         relation=BOX,
         query=lambda n, d: lambda X: X.mean(axis=-2),
         bound=claimed,
-        worst_pair=mean_pair,
+        worst_pair=box_pair,
         grid=[(2, 1), (10, 3), (100, 8)],
         search_points=[(3, 2)],
         axes=("N", "M"),
@@ -91,20 +85,13 @@ def test_search_as_reuses_the_search_of_an_earlier_bound():
 
 
 def test_l2_norm_and_width():
-    # X^T X / n for unit rows: Frobenius sensitivity sqrt(2)/n, reached by e1 vs e2
-    def pair(n, d):
-        X = np.zeros((n, d))
-        X[:, 0] = 1.0
-        Xp = X.copy()
-        Xp[0] = np.eye(d)[1]
-        return X, Xp
-
+    # X^T X / n for unit rows: Frobenius sensitivity sqrt(2)/n, reached by e1 vs e2 (the ball pair)
     bound = AuditedBound(
         "cov",
         ReplaceRowL2Ball(1.0),
         lambda n, d: lambda X: X.T @ X / n,
         lambda n, d: np.sqrt(2) / n,
-        pair,
+        ball_pair,
         grid=[(2, 2), (5, 4)],
         search_points=[(3, 3)],
         norm=2,
@@ -195,7 +182,7 @@ def test_bad_evaluate_grid_arguments():
 
 
 def test_pair_change():
-    X, Xp = mean_pair(4, 3)
+    X, Xp = box_pair(4, 3)
     assert pair_change(lambda A: A.mean(axis=0), X, Xp) == pytest.approx(1.5)
     assert pair_change(lambda A: A.mean(axis=0), X, Xp, norm=2) == pytest.approx(np.sqrt(3) / 2)
     assert pair_change(lambda A: A.mean(axis=0), X, Xp, norm="inf") == pytest.approx(0.5)
