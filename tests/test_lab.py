@@ -82,7 +82,8 @@ CHAPTER_SOURCES = sorted(p for p in (ROOT / "notebooks").glob("*.md") if p.name 
 
 
 def test_chapters_use_what_lab_renders_links_citations_and_the_papers_numbers():
-    """{doc} and {cite} do not resolve in Lab: chapters link sources and cite in text; boxes carry no own number."""
+    """{doc} and {cite} do not resolve in Lab, nor {numref} to a code cell's figure: chapters link sources, cite in
+    text and name figures in words; boxes carry no own number."""
     import re
 
     for path in CHAPTER_SOURCES:
@@ -92,6 +93,11 @@ def test_chapters_use_what_lab_renders_links_citations_and_the_papers_numbers():
         )
         for link in re.findall(r"\]\(([a-z_]+)\.md\)", text):
             assert (ROOT / "notebooks" / f"{link}.md").is_file(), f"{path.name} links {link}.md, which is no chapter"
+        assert "{numref}" not in text, (
+            f"{path.name}: Lab cannot number a code cell's figure; use {{ref}}`the ... figure <fig-...>`"
+        )
+        bare = re.findall(r"\{ref\}`(fig-[\w-]+)`", text)
+        assert not bare, f"{path.name}: a figure reference needs its text, {{ref}}`the ... figure <label>`: {bare}"
         boxes = re.findall(r"^:::\{prf:\w+\}[^\n]*\n((?::\w+:[^\n]*\n)*)", text, re.M)
         assert all(":nonumber:" in options for options in boxes), f"{path.name}: every proof box needs :nonumber:"
 
