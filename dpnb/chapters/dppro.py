@@ -401,13 +401,12 @@ def l2_error_fixed_sigma(X, truth, n_components: int, sigma: float, *, n_reps: i
     random_state : numpy.random.Generator
     """
     X, truth, iu = _upper_pairs(X, truth)
-    rng = check_random_state(random_state)
-    out = []
-    for _ in range(check_integer(n_reps, "n_reps")):
+
+    def estimate(rng):
         R = dppro.gaussian_projection(X.shape[1], n_components, random_state=rng)
-        P = dppro.project_and_perturb(X, R, sigma, random_state=rng)
-        out.append(dppro.relative_l2_error(truth, dppro.squared_distance_estimate(P, sigma)[iu]))
-    return float(np.mean(out))
+        return dppro.squared_distance_estimate(dppro.project_and_perturb(X, R, sigma, random_state=rng), sigma)
+
+    return _mean_error(estimate, truth, iu, n_reps, random_state)
 
 
 def l2_error_private(
@@ -428,14 +427,22 @@ def l2_error_private(
     random_state : numpy.random.Generator
     """
     X, truth, iu = _upper_pairs(X, truth)
-    rng = check_random_state(random_state)
-    out = []
-    for _ in range(check_integer(n_reps, "n_reps")):
+
+    def estimate(rng):
         model = dppro.DPPro(
             n_components, epsilon, delta, neighbours=neighbours, attribute_groups=groups, random_state=rng
-        ).fit(X)
-        out.append(dppro.relative_l2_error(truth, model.estimate_squared_distances()[iu]))
-    return float(np.mean(out))
+        )
+        return model.fit(X).estimate_squared_distances()
+
+    return _mean_error(estimate, truth, iu, n_reps, random_state)
+
+
+def _mean_error(estimate, truth, iu, n_reps, random_state) -> float:
+    """Mean eq.-(12) error of ``n_reps`` releases, each ``estimate(rng)`` (an ``n x n`` matrix of squared
+    distance estimates, read at the pairs ``iu``), all drawn from one generator in turn."""
+    rng = check_random_state(random_state)
+    errors = [dppro.relative_l2_error(truth, estimate(rng)[iu]) for _ in range(check_integer(n_reps, "n_reps"))]
+    return float(np.mean(errors))
 
 
 def expected_l2_error(truth, n_components, sigma) -> float:

@@ -39,21 +39,21 @@ def check_delta(delta, name: str = "delta") -> float:
 
 def check_positive(value, name: str) -> float:
     """Return ``value`` as a float after checking it is finite and > 0 (a sensitivity, a radius...)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
-    value = float(value)
-    if not np.isfinite(value) or value <= 0:
-        raise ValueError(f"{name} must be finite and > 0, got {value!r}")
-    return value
+    return _finite_real(value, name, "a positive real number", "> 0", strict=True)
 
 
 def check_nonnegative(value, name: str) -> float:
     """Return ``value`` as a float after checking it is finite and >= 0 (a noise level that may be 0, ...)."""
+    return _finite_real(value, name, "a real number >= 0", ">= 0", strict=False)
+
+
+def _finite_real(value, name: str, kind: str, bound: str, *, strict: bool) -> float:
+    """``value`` as a float, refused unless a real number (``TypeError``), finite and > 0 or >= 0 (``ValueError``)."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number >= 0, got {type(value).__name__}")
+        raise TypeError(f"{name} must be {kind}, got {type(value).__name__}")
     value = float(value)
-    if not np.isfinite(value) or value < 0:
-        raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
+    if not np.isfinite(value) or (value <= 0 if strict else value < 0):
+        raise ValueError(f"{name} must be finite and {bound}, got {value!r}")
     return value
 
 

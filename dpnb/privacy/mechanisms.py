@@ -119,14 +119,9 @@ def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=No
     the query, i.e. ``max ||triu(f(X) - f(X'))||_1``. For a query whose full-matrix L1
     sensitivity is ``S`` this lies between ``S / 2`` and ``S``.
 
-    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
-    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Laplace noise from
-    ``dpnb.privacy.exact_noise``, at a noise scale at most ``1 + 2^-20`` larger, drawn with work (words,
-    passes, integer sizes) that depends on the public parameters and shape only. Its sampler is within
-    total variation ``2^-100`` per coordinate of the exact law, so the release of ``m`` coordinates is
-    ``(epsilon, exact_noise.sampling_delta(epsilon, m))``-DP, ``(1 + e^epsilon) m 2^-100``, not pure.
-    The upper triangle is released on the grid and mirrored.
+    ``noise`` is :func:`laplace_mechanism`'s (``"float"``, or ``"exact"``: the grid release with
+    discrete Laplace noise and its ``sampling_delta`` for the ``d (d + 1) / 2`` released coordinates);
+    with ``"exact"`` the upper triangle is released on the grid and mirrored.
 
     Examples
     --------
@@ -311,14 +306,10 @@ def symmetric_gaussian_mechanism(
 
     ``sensitivity`` is the L2 sensitivity of the upper triangle (diagonal included).
 
-    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
-    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Gaussian noise from
-    ``dpnb.privacy.exact_noise``, drawn with work that depends on the public parameters and shape only;
-    the release of ``m`` coordinates is ``(epsilon, delta + exact_noise.sampling_delta(epsilon, m))``-DP.
-    Its sigma comes from the discrete Gaussian's zCDP bound (Canonne, Kamath & Steinke 2020), not from
-    ``calibration``: 8% above the analytic sigma at epsilon = 1, delta = 1e-5. The upper triangle is released
-    on the grid and mirrored.
+    ``noise`` is :func:`gaussian_mechanism`'s (``"float"``, or ``"exact"``: the grid release with discrete
+    Gaussian noise, its sigma from the zCDP bound rather than ``calibration``, and its ``sampling_delta`` for
+    the ``d (d + 1) / 2`` released coordinates); with ``"exact"`` the upper triangle is released on the grid
+    and mirrored.
 
     Examples
     --------
