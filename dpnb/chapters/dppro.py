@@ -387,6 +387,19 @@ def _upper_pairs(X, truth) -> tuple:
     return X, truth, iu
 
 
+def _mean_l2_error(X, truth, release, n_reps, random_state) -> float:
+    """Mean eq.-(12) error of ``n_reps`` releases ``release(X, rng)`` of the squared distances of all pairs.
+
+    ``X`` and ``truth`` are checked as in ``_upper_pairs``; the releases draw in turn from one generator
+    ``rng`` and each returns the ``n x n`` matrix of estimated squared distances, whose upper triangle
+    (``np.triu_indices`` order) is compared with ``truth``.
+    """
+    X, truth, iu = _upper_pairs(X, truth)
+    rng = check_random_state(random_state)
+    errors = [dppro.relative_l2_error(truth, release(X, rng)[iu]) for _ in range(check_integer(n_reps, "n_reps"))]
+    return float(np.mean(errors))
+
+
 def l2_error_fixed_sigma(X, truth, n_components: int, sigma: float, *, n_reps: int, random_state) -> float:
     """Mean eq.-(12) error over ``n_reps`` releases at a fixed noise s.d. ``sigma`` (the captions' reading).
 
@@ -400,14 +413,12 @@ def l2_error_fixed_sigma(X, truth, n_components: int, sigma: float, *, n_reps: i
     n_reps : int
     random_state : numpy.random.Generator
     """
-    X, truth, iu = _upper_pairs(X, truth)
-    rng = check_random_state(random_state)
-    out = []
-    for _ in range(check_integer(n_reps, "n_reps")):
+
+    def release(X, rng):
         R = dppro.gaussian_projection(X.shape[1], n_components, random_state=rng)
-        P = dppro.project_and_perturb(X, R, sigma, random_state=rng)
-        out.append(dppro.relative_l2_error(truth, dppro.squared_distance_estimate(P, sigma)[iu]))
-    return float(np.mean(out))
+        return dppro.squared_distance_estimate(dppro.project_and_perturb(X, R, sigma, random_state=rng), sigma)
+
+    return _mean_l2_error(X, truth, release, n_reps, random_state)
 
 
 def l2_error_private(
@@ -427,15 +438,15 @@ def l2_error_private(
     n_reps : int
     random_state : numpy.random.Generator
     """
-    X, truth, iu = _upper_pairs(X, truth)
-    rng = check_random_state(random_state)
-    out = []
-    for _ in range(check_integer(n_reps, "n_reps")):
-        model = dppro.DPPro(
-            n_components, epsilon, delta, neighbours=neighbours, attribute_groups=groups, random_state=rng
-        ).fit(X)
-        out.append(dppro.relative_l2_error(truth, model.estimate_squared_distances()[iu]))
-    return float(np.mean(out))
+
+    def release(X, rng):
+        return (
+            dppro.DPPro(n_components, epsilon, delta, neighbours=neighbours, attribute_groups=groups, random_state=rng)
+            .fit(X)
+            .estimate_squared_distances()
+        )
+
+    return _mean_l2_error(X, truth, release, n_reps, random_state)
 
 
 def expected_l2_error(truth, n_components, sigma) -> float:
