@@ -12,15 +12,23 @@ import numbers
 import numpy as np
 
 
+def _real(value, name: str, expected: str) -> float:
+    """Return ``value`` as a float after checking it is a real number and not a bool (else ``TypeError``).
+
+    ``expected`` completes the message "``name`` must be ...": the caller's range check follows.
+    """
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {expected}, got {type(value).__name__}")
+    return float(value)
+
+
 def check_epsilon(epsilon, name: str = "epsilon", *, allow_infinite: bool = True) -> float:
     """Return ``epsilon`` as a float after checking it is a number > 0.
 
     ``numpy.inf`` is accepted (unless ``allow_infinite=False``) and means no privacy: every
     dpnb mechanism then adds no noise, the non-private limit of the same algorithm.
     """
-    if isinstance(epsilon, bool) or not isinstance(epsilon, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {type(epsilon).__name__}")
-    epsilon = float(epsilon)
+    epsilon = _real(epsilon, name, "a positive real number")
     if np.isnan(epsilon) or epsilon <= 0 or (np.isinf(epsilon) and not allow_infinite):
         allowed = "> 0 (inf for no noise)" if allow_infinite else "finite and > 0"
         raise ValueError(f"{name} must be {allowed}, got {epsilon!r}; pass a positive privacy budget")
@@ -29,9 +37,7 @@ def check_epsilon(epsilon, name: str = "epsilon", *, allow_infinite: bool = True
 
 def check_delta(delta, name: str = "delta") -> float:
     """Return ``delta`` as a float after checking 0 < delta < 1."""
-    if isinstance(delta, bool) or not isinstance(delta, numbers.Real):
-        raise TypeError(f"{name} must be a real number in (0, 1), got {type(delta).__name__}")
-    delta = float(delta)
+    delta = _real(delta, name, "a real number in (0, 1)")
     if not (0.0 < delta < 1.0):
         raise ValueError(f"{name} must lie in the open interval (0, 1), got {delta!r}")
     return delta
@@ -39,9 +45,7 @@ def check_delta(delta, name: str = "delta") -> float:
 
 def check_positive(value, name: str) -> float:
     """Return ``value`` as a float after checking it is finite and > 0 (a sensitivity, a radius...)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a positive real number, got {type(value).__name__}")
-    value = float(value)
+    value = _real(value, name, "a positive real number")
     if not np.isfinite(value) or value <= 0:
         raise ValueError(f"{name} must be finite and > 0, got {value!r}")
     return value
@@ -49,9 +53,7 @@ def check_positive(value, name: str) -> float:
 
 def check_nonnegative(value, name: str) -> float:
     """Return ``value`` as a float after checking it is finite and >= 0 (a noise level that may be 0, ...)."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a real number >= 0, got {type(value).__name__}")
-    value = float(value)
+    value = _real(value, name, "a real number >= 0")
     if not np.isfinite(value) or value < 0:
         raise ValueError(f"{name} must be finite and >= 0, got {value!r}")
     return value
@@ -190,9 +192,7 @@ def check_choice(value, name: str, choices) -> str:
 def check_fraction(value, name: str, *, low_open: bool = False, high_open: bool = True) -> float:
     """Return ``value`` as a float after checking it lies in ``[0, 1)`` (endpoints as requested)."""
     interval = f"{'(' if low_open else '['}0, 1{')' if high_open else ']'}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be a number in {interval}, got {type(value).__name__}")
-    value = float(value)
+    value = _real(value, name, f"a number in {interval}")
     if not (0 < value if low_open else 0 <= value) or not (value < 1 if high_open else value <= 1):
         raise ValueError(f"{name} must be a number in {interval}, got {value!r}")
     return value
