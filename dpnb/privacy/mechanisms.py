@@ -119,14 +119,10 @@ def symmetric_laplace_mechanism(matrix, sensitivity, epsilon, *, random_state=No
     the query, i.e. ``max ||triu(f(X) - f(X'))||_1``. For a query whose full-matrix L1
     sensitivity is ``S`` this lies between ``S / 2`` and ``S``.
 
-    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
-    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Laplace noise from
-    ``dpnb.privacy.exact_noise``, at a noise scale at most ``1 + 2^-20`` larger, drawn with work (words,
-    passes, integer sizes) that depends on the public parameters and shape only. Its sampler is within
-    total variation ``2^-100`` per coordinate of the exact law, so the release of ``m`` coordinates is
-    ``(epsilon, exact_noise.sampling_delta(epsilon, m))``-DP, ``(1 + e^epsilon) m 2^-100``, not pure.
-    The upper triangle is released on the grid and mirrored.
+    ``noise`` is as in :func:`laplace_mechanism`: numpy's floating-point noise (the default), or
+    ``"exact"``, discrete Laplace noise on a grid ``2^-k`` that releases the ``m = d (d + 1) / 2`` entries
+    of a ``d x d`` matrix's upper triangle ``(epsilon, exact_noise.sampling_delta(epsilon, m))``-DP, then
+    mirrors them.
 
     Examples
     --------
