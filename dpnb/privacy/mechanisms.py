@@ -307,14 +307,10 @@ def symmetric_gaussian_mechanism(
 
     ``sensitivity`` is the L2 sensitivity of the upper triangle (diagonal included).
 
-    ``noise="float"`` (the default) adds numpy's floating-point noise, whose set of possible outputs
-    depends on ``value`` (Mironov 2012; the ``foundations`` notebook rules out a neighbour from one
-    release); ``noise="exact"`` releases on a grid ``2^-k`` with discrete Gaussian noise from
-    ``dpnb.privacy.exact_noise``, drawn with work that depends on the public parameters and shape only;
-    the release of ``m`` coordinates is ``(epsilon, delta + exact_noise.sampling_delta(epsilon, m))``-DP.
-    Its sigma comes from the discrete Gaussian's zCDP bound (Canonne, Kamath & Steinke 2020), not from
-    ``calibration``: 8% above the analytic sigma at epsilon = 1, delta = 1e-5. The upper triangle is released
-    on the grid and mirrored.
+    ``noise`` is as in :func:`gaussian_mechanism`: numpy's floating-point noise (the default), or
+    ``"exact"``, discrete Gaussian noise on a grid ``2^-k`` (its sigma from the zCDP bound, not from
+    ``calibration``) that releases the ``m = d (d + 1) / 2`` entries of a ``d x d`` matrix's upper
+    triangle ``(epsilon, delta + exact_noise.sampling_delta(epsilon, m))``-DP, then mirrors them.
 
     Examples
     --------
