@@ -27,6 +27,9 @@ the density of the output, p(u) proportional to exp(-u'Au) (u'Omega u)^(-d) on t
 Ganeiber and Mardia's ratio multiplies by (u'Omega u)^(d/2) instead, giving exp(-u'Au), the intended
 exponential mechanism). Its normalising constant is integrated here by adaptive quadrature over the
 sphere and its largest log ratio found by a grid search refined by a local optimiser.
+
+The loss computation repeats the one in diffprivlib_pca.py on purpose: each script is sent alone to its
+library's maintainers and runs against that library with numpy and scipy only, without dpnb or its sibling.
 """
 
 import sys
