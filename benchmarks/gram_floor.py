@@ -1,6 +1,6 @@
 """Every Gaussian-model fit against its own floor and the Gram matrix, at several dimensions.
 
-``python -m benchmarks.gram_floor [--elements E] [--dims D ...] [--repeat R] [--only WORD ...]``
+``python -m benchmarks.gram_floor [--elements E] [--dims D ...] [--repeat R] [--only WORD ...] [--coretype NAME]``
 times, with one BLAS thread, each estimator's ``fit`` on an ``n x d`` float64 input (inside its
 public bounds) for every ``d`` in ``--dims`` (20, 77, 200, 500 by default), with
 ``n = E / d`` rows (``E = 2e7`` elements, 160 MB per input, by default), and prints per fit:
@@ -12,7 +12,14 @@ public bounds) for every ``d`` in ``--dims`` (20, 77, 200, 500 by default), with
   where it releases one noisy value per record, the Gram matrix ``X^T X`` where it needs one, and
   the projected rows' Gram matrix ``Z^T Z`` (``Z = X R``, ``n x 8``) where the mechanism releases
   the second moment of projected rows (RON-Gauss, PCA-Gauss with a public basis: ``n k^2 / 2``
-  multiply-adds, a fifth of the projection's at ``d = 20``, negligible from ``d = 77`` on).
+  multiply-adds, a fifth of the projection's at ``d = 20``, negligible from ``d = 77`` on), and the
+  top ``k = 8`` eigenvectors of a ``d x d`` symmetric matrix where the mechanism releases or uses the
+  principal subspace of a noisy one (MOD-SULQ, PCA-Gauss's Algorithm 1, DP-PCA): LAPACK's subset driver
+  (:func:`dpnb.numerics.linalg.top_eigenvectors`), whose reduction to tridiagonal form (``4 d^3 / 3``
+  flops) no dense method avoids; against the Gram matrix's ``n d^2`` it matters only where ``d`` is
+  not small against ``n`` (``n = E / d``: from ``d = 200`` on here). An iterative solver could cost
+  less but returns the vectors only to a tolerance, so the released subspace would no longer be the
+  exact one of the noisy matrix.
   RON-Gauss's floor has two reads of ``X`` (the read and the projection's): its DP mean must be
   released before the pass whose per-row normalisation depends on it. Goal: <= 1.2
   (:data:`GOAL_FLOOR`).
@@ -28,6 +35,10 @@ public bounds) for every ``d`` in ``--dims`` (20, 77, 200, 500 by default), with
   Both yardsticks are measured in the same run as the fits, so load hits them alike.
 * extra peak memory (tracemalloc, NumPy allocations included) over the input's size (goal <= 1).
 
+``--coretype NAME`` forces OpenBLAS's kernel for the run (``OPENBLAS_CORETYPE``, read when OpenBLAS
+loads, so the benchmark starts itself again with it set; e.g. ``Haswell`` for an AVX2 machine's kernel
+on an AVX-512 one) and writes ``gram_floor-NAME.json``.
+
 Timing: one warm-up round (imports, numba's compilation), then ``--repeat`` rounds, each of which
 runs every operation and every fit once, interleaved, so that a change in the machine's load hits
 all of them alike; the medians over rounds are compared. No fit keeps statistics of its input
@@ -38,8 +49,10 @@ library's kernel, because the ratios differ between CPU kinds.
 from __future__ import annotations
 
 import argparse
+import os
 import platform
 import statistics
+import sys
 import time
 import tracemalloc
 
@@ -47,6 +60,7 @@ import numpy as np
 from threadpoolctl import threadpool_info, threadpool_limits
 
 from benchmarks import results
+from dpnb.numerics.linalg import top_eigenvectors
 from dpnb.papers.component_analysis import DPPCAPublisher
 from dpnb.papers.dppro import DPPro
 from dpnb.papers.lda_publishing import DPLDAPublisher
@@ -64,11 +78,11 @@ FLOORS = {
     "RONGauss unsupervised": ("read", "projection", "projected Gram"),
     "RONGauss supervised": ("read", "projection", "projected Gram"),
     "RONGauss gmm": ("read", "projection", "projected Gram"),
-    "PCAGauss Algorithm 1 (default)": ("read", "Gram"),
+    "PCAGauss Algorithm 1 (default)": ("read", "Gram", "eigenvectors"),
     "PCAGauss (public basis)": ("read", "projection", "projected Gram"),
-    "DPPCAPublisher": ("read", "Gram", "projection", "Laplace draws"),
+    "DPPCAPublisher": ("read", "Gram", "eigenvectors", "projection", "Laplace draws"),
     "DPLDAPublisher": ("read", "Gram"),
-    "MOD-SULQ": ("read", "Gram"),
+    "MOD-SULQ": ("read", "Gram", "eigenvectors"),
     "DPPro release": ("read", "projection", "normal draws"),
 }
 
@@ -80,6 +94,7 @@ FLOPS = {
     "Gram": lambda n, d: n * d * (d + 1),  # the symmetric product (BLAS syrk): half of 2 n d^2, diagonal included
     "projection": lambda n, d: 2 * n * d * K,
     "projected Gram": lambda n, d: n * K * (K + 1),
+    "eigenvectors": lambda n, d: 4 * d**3 // 3,  # the reduction to tridiagonal form, which dominates for K << d
     "normal draws": lambda n, d: 0,
     "Laplace draws": lambda n, d: 0,
 }
@@ -195,11 +210,13 @@ def operations(data: dict) -> dict:
     projection = np.ascontiguousarray(data["basis"])
     draws = np.random.default_rng(1)
     projected = X @ projection
+    gram = X.T @ X
     return {
         "read": lambda: np.einsum("ij->j", X),
         "Gram": lambda: X.T @ X,
         "projection": lambda: X @ projection,
         "projected Gram": lambda: projected.T @ projected,
+        "eigenvectors": lambda: top_eigenvectors(gram, K),
         "normal draws": lambda: draws.standard_normal((n, K)),
         "Laplace draws": lambda: draws.laplace(0.0, 1.0, size=(n, K)),
     }
@@ -250,7 +267,13 @@ def main(argv=None) -> None:
     parser.add_argument("--dims", type=int, nargs="*", default=list(DIMENSIONS))
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--only", nargs="*", default=None, help="fits to time, by a word of their names (gmm DPPro)")
+    parser.add_argument("--coretype", default=None, help="OpenBLAS kernel to force for the run (e.g. Haswell)")
     args = parser.parse_args(argv)
+    if args.coretype and os.environ.get("OPENBLAS_CORETYPE") != args.coretype:
+        # OpenBLAS reads the variable when it loads (it already has): the run starts again with it set
+        argv = sys.argv[1:] if argv is None else list(argv)
+        env = {**os.environ, "OPENBLAS_CORETYPE": args.coretype}
+        os.execve(sys.executable, [sys.executable, "-m", "benchmarks.gram_floor", *argv], env)
     measured = []
     for d in args.dims:
         n = int(round(args.elements / d, -3))
@@ -265,7 +288,8 @@ def main(argv=None) -> None:
         )
         print(f"goals: time / own floor <= {GOAL_FLOOR}, extra memory / input <= {GOAL_MEMORY}")
         print(markdown_table(rows, precision=2), flush=True)
-    results.write("gram_floor", measured, machine=machine(), elements=args.elements, repeat=args.repeat)
+    name = f"gram_floor-{args.coretype}" if args.coretype else "gram_floor"
+    results.write(name, measured, machine=machine(), elements=args.elements, repeat=args.repeat)
 
 
 if __name__ == "__main__":

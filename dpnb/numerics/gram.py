@@ -11,7 +11,7 @@ the bottom-left block holds ``w`` times the class sums, the bottom-right diagona
 the class counts (``C = 1``, ``w = 1`` gives ``sum x`` and ``n``).
 
 :func:`indicator_gram` forms ``G`` in one pass over ``X``: rows are read in blocks of about
-``2^18`` values (:func:`dpnb.numerics.linalg.block_rows`), and one compiled loop
+``2^18`` values (:func:`dpnb.numerics.linalg.gram_block_rows`), and one compiled loop
 (:func:`dpnb.ground.compiled.indicator_block_sums`) checks each value (finite, in ``[0, 1]``,
 one-hot groups of 0/1 with one 1) with branch-free running flags, optionally rounds it to the grid
 ``2^-16`` into a block buffer, and adds it to its class sum and the row to its class count; BLAS
@@ -34,7 +34,7 @@ import numpy as np
 
 from dpnb.ground.compiled import GRID, indicator_block_sums
 from dpnb.numerics.blocks import float64_blocks, row_sums
-from dpnb.numerics.linalg import block_rows
+from dpnb.numerics.linalg import gram_block_rows
 
 
 def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chunk: int | None = None) -> np.ndarray:
@@ -66,7 +66,8 @@ def indicator_gram(X, y, n_classes: int, groups, *, grid: bool, on_bad_rows, chu
         the error, as the module's validators do). A ``RuntimeError`` follows if it returns. It must
         pickle (a module-level function or a ``functools.partial`` of one) for a distributed cluster.
     chunk : int, optional
-        Rows per block; default :func:`dpnb.numerics.linalg.block_rows` (about 2 MB, in cache while BLAS reads it).
+        Rows per block; default :func:`dpnb.numerics.linalg.gram_block_rows` (about 2 MB, in cache while BLAS
+        reads it, for up to about 180 columns; at least 8 rows per column beyond).
 
     Returns
     -------
@@ -104,7 +105,7 @@ def indicator_sums(X, y=None, *, n_classes: int, groups, grid: bool, on_bad_rows
     (:func:`dpnb.numerics.blocks.float64_blocks`).
     """
     n, p = X.shape
-    chunk = block_rows(p) if chunk is None else chunk
+    chunk = gram_block_rows(p) if chunk is None else chunk
     y = np.empty(0, dtype=np.int64) if y is None else y
     rounded = np.empty((min(chunk, n), p) if grid else (0, p))  # the grid values of one block
     second = np.zeros((p, p))

@@ -21,6 +21,7 @@ from dpnb.ground.validation import (
 PARTS = ("upper", "full")  # the entries of a symmetric matrix that noise is drawn on (see triangle)
 BLOCK_VALUES = 2**18  # values per block of row_blocks (2 MB of float64: a block and its products stay in cache)
 MIN_BLOCK_ROWS = 256  # rows per block at least (keeps the per-block overhead small for wide inputs)
+GRAM_ROWS_PER_COLUMN = 8  # rows per block at least, per column, in a pass that adds each block's Gram matrix
 
 
 @functools.lru_cache(maxsize=1)
@@ -48,6 +49,27 @@ def block_rows(n_columns: int) -> int:
     ``MIN_BLOCK_ROWS`` rows keeps the per-block overhead (one BLAS call, one ``p x p`` sum) small.
     """
     return max(MIN_BLOCK_ROWS, BLOCK_VALUES // max(check_integer(n_columns, "n_columns", minimum=0), 1))
+
+
+def gram_block_rows(n_columns: int) -> int:
+    """Rows per block of a pass that adds each block's Gram matrix ``B^T B``: :func:`block_rows`, but at least
+    ``GRAM_ROWS_PER_COLUMN * n_columns``.
+
+    Each block's product costs ``r d^2 / 2`` multiply-adds for ``r`` rows of ``d`` columns, but also writes the
+    ``d x d`` result and adds it to the running sum (``d^2`` values each time), and BLAS packs its operands per
+    call. With ``r`` not several times ``d`` that per-block work is no longer small against the product, so for
+    ``d`` above about 180 the blocks grow past :func:`block_rows`' cache size; a block's second touch (the
+    product after the check) then reads memory, which the product's ``O(r d^2)`` arithmetic outweighs. Like
+    :func:`block_rows`, the size depends on ``d`` only, so a pass adds the same blocks in the same order on
+    every machine.
+
+    Examples
+    --------
+    >>> gram_block_rows(20) == block_rows(20), gram_block_rows(784)
+    (True, 6272)
+    """
+    n_columns = check_integer(n_columns, "n_columns", minimum=0)
+    return max(block_rows(n_columns), GRAM_ROWS_PER_COLUMN * n_columns)
 
 
 def row_blocks(n_rows: int, n_columns: int) -> Iterator[slice]:

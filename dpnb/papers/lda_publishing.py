@@ -119,9 +119,9 @@ def _grid_class_moments(
     representable whenever ``N <= 2^37``. Each addition (or fused multiply-add) then has a
     representable exact result, which IEEE arithmetic returns without rounding. So for up to
     ``2^21`` rows the result is the exact sum, bit-identical for any summation order, blocking or
-    BLAS kernel, on any machine; here BLAS forms the Gram matrix of each block of ``chunk`` rows
-    (by default :func:`dpnb.numerics.linalg.block_rows`, at most ``2^18``) and the blocks are added in
-    order. Beyond ``2^21`` rows the running total of the Gram matrix may round, but every block is
+    BLAS kernel, on any machine; here BLAS forms the Gram matrix of each block of ``chunk`` rows (by
+    default :func:`dpnb.numerics.linalg.gram_block_rows`, at most ``2^21`` for up to ``2^18`` columns) and the
+    blocks are added in order. Beyond ``2^21`` rows the running total of the Gram matrix may round, but every block is
     exact and the blocks (whose size depends on ``p`` only) are added in a fixed order, so the
     result is still the same on every machine. The greedy sampler downstream, which turns a
     last-bit difference in its inputs into different records, therefore gets the same inputs

@@ -55,7 +55,7 @@ from dpnb.ground.validation import (
     first_few,
 )
 from dpnb.numerics.blocks import check_rows, float64_blocks, is_dask_array, row_sums
-from dpnb.numerics.linalg import PARTS, gaussian_draws, project_psd, top_eigenvectors
+from dpnb.numerics.linalg import PARTS, gaussian_draws, gram_block_rows, project_psd, top_eigenvectors
 from dpnb.papers.private_pca import unit_radius
 from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise
@@ -317,7 +317,8 @@ def _box_moments(X, column=None, *, column_is=None, low, high, basis=None, scale
     """``(counts, sums, second-moment sums)`` per class of the rows ``z_i`` of some rows of ``X``, checked in the box.
 
     The per-chunk statistic of :class:`PCAGauss`'s blocked fit (:func:`dpnb.numerics.blocks.row_sums`). One
-    pass in cache-sized blocks read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`): each block's
+    pass in blocks read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`; cache-sized, or
+    :func:`dpnb.numerics.linalg.gram_block_rows` without a basis): each block's
     values checked in ``[low, high]`` (:func:`dpnb.ground.validation.check_matrix_in_box`; a NaN fails too),
     then ``z_i = x_i`` (``basis`` None) or ``x_i basis / scale``, with ``column`` appended
     (``column_is="labels"``) or naming the row's class (``column_is="classes"``), and ``Z^T Z`` added by BLAS.
@@ -345,7 +346,7 @@ def _box_moments(X, column=None, *, column_is=None, low, high, basis=None, scale
     """
     q = (X.shape[1] if basis is None else basis.shape[1]) + (column_is == "labels")
     counts, sums, seconds = np.zeros(n_classes), np.zeros((n_classes, q)), np.zeros((n_classes, q, q))
-    for start, block in float64_blocks(X):
+    for start, block in float64_blocks(X, gram_block_rows(X.shape[1]) if basis is None else None):
         check_matrix_in_box(block, low, high, name="X")
         Z = block if basis is None else block @ basis
         if scale != 1.0:

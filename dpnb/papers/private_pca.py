@@ -47,7 +47,7 @@ from dpnb.ground.validation import (
 )
 from dpnb.numerics.bingham import MAX_CONCENTRATION, bingham_gibbs, vector_bingham_exact
 from dpnb.numerics.blocks import check_rows, float64_blocks, row_sums
-from dpnb.numerics.linalg import PARTS, one_blas_thread, symmetrize_upper
+from dpnb.numerics.linalg import PARTS, gram_block_rows, one_blas_thread, symmetrize_upper
 from dpnb.privacy.estimator import PrivateEstimator, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise, grid_gaussian_release_sigma, zcdp_sigma
 from dpnb.privacy.mechanisms import CALIBRATIONS, check_gaussian_sigma, gaussian_sigma
@@ -77,7 +77,11 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
     (:func:`unit_radius`), which is exact, so every ``data_norm`` float64 holds works.
 
     ``X`` may be float32 (each block is read as float64; no full copy) or a ``dask.array``, reduced chunk
-    by chunk on the cluster (:func:`dpnb.numerics.blocks.row_sums`).
+    by chunk on the cluster (:func:`dpnb.numerics.blocks.row_sums`). The products stay float64 even for
+    float32 input: a float32 product carries a relative error up to ``2^-24``, so float32 arithmetic would put
+    a bias of up to about ``6e-8`` into each entry of ``A`` (rows of norm at most 1) that does not shrink with
+    ``n``, while MOD-SULQ's noise ``sigma`` (about ``6 / (n epsilon)`` at ``delta = 1e-6``) does: at
+    ``epsilon = 1`` they meet near ``n = 1e8``, the size of data that does not fit in memory.
     """
     X = check_rows(X, name="X")
     data_norm = check_positive(data_norm, "data_norm")
@@ -90,13 +94,14 @@ def second_moment(X, data_norm: float = 1.0) -> np.ndarray:
 def _checked_gram(X, *, exponent: int, radius: float) -> tuple[np.ndarray]:
     """``(sum_i z_i z_i^T,)``, ``z_i = 2^exponent x_i``, over the rows of ``X`` after checking ``||z_i|| <= radius``.
 
-    The per-block statistic of :func:`second_moment` (:func:`dpnb.numerics.blocks.row_sums`): cache-sized
-    row blocks, each read as float64 (:func:`dpnb.numerics.blocks.float64_blocks`), scaled by
-    ``2^exponent`` (exact), its squared norms checked, its Gram matrix added by BLAS.
+    The per-block statistic of :func:`second_moment` (:func:`dpnb.numerics.blocks.row_sums`): row blocks of
+    :func:`dpnb.numerics.linalg.gram_block_rows` rows, each read as float64
+    (:func:`dpnb.numerics.blocks.float64_blocks`), scaled by ``2^exponent`` (exact), its squared norms checked,
+    its Gram matrix added by BLAS.
     """
     limit = (radius * (1 + 1e-9)) ** 2
     gram = np.zeros((X.shape[1], X.shape[1]))
-    for _, block in float64_blocks(X):
+    for _, block in float64_blocks(X, gram_block_rows(X.shape[1])):
         if exponent:
             block = np.ldexp(block, exponent)
         squared = np.einsum("ij,ij->i", block, block)

@@ -161,7 +161,12 @@ def configurations() -> dict[str, dict[str, str]]:
 
     ``sandybridge-1thread``: OpenBLAS's Sandy Bridge (AVX, no FMA) kernels on one thread.
     ``prescott-2threads-nosimd``: OpenBLAS's SSE3 kernels on two threads, and NumPy's dispatched
-    SIMD loops (AVX2/AVX-512 on x86-64, SVE/ASIMD extensions on arm64) switched off.
+    SIMD loops (AVX2/AVX-512 on x86-64, SVE/ASIMD extensions on arm64) switched off. Its idle BLAS
+    thread sleeps after ``2^4`` cycles (``OPENBLAS_THREAD_TIMEOUT=4``, OpenBLAS's least) instead of
+    spinning for ``2^28`` (about a tenth of a second) after every call: ``make test`` runs this kernel
+    beside other busy processes on as many cores as threads, where a spinning thread takes the core
+    that the other thread, or another test, needs. How the work is split between the two threads,
+    and so the round-off, does not depend on it.
     ``reordered``: every Python process starts with :func:`install_reordering`, so reductions and
     decompositions run in another order, and OpenBLAS runs its Piledriver kernels (AVX with FMA3,
     blocked unlike the host's, Sandy Bridge's or Prescott's) on one thread. The two emulated CPUs
@@ -180,6 +185,7 @@ def configurations() -> dict[str, dict[str, str]]:
             "OPENBLAS_CORETYPE": "Prescott",
             "OPENBLAS_NUM_THREADS": "2",
             "OMP_NUM_THREADS": "2",
+            "OPENBLAS_THREAD_TIMEOUT": "4",
             "NPY_DISABLE_CPU_FEATURES": _dispatched_simd_features(),
         },
         "reordered": {

@@ -6,6 +6,7 @@ from dpnb.numerics.linalg import (
     BLOCK_VALUES,
     MIN_BLOCK_ROWS,
     block_rows,
+    gram_block_rows,
     one_blas_thread,
     project_psd,
     row_blocks,
@@ -148,6 +149,15 @@ def test_blocks_hold_a_fixed_number_of_values_and_at_least_256_rows():
         block_rows(-1)
     with pytest.raises(TypeError, match="n_columns must be an integer"):
         block_rows(2.0)
+
+
+def test_gram_blocks_are_cache_sized_while_narrow_and_hold_eight_rows_per_column_when_wide():
+    assert [gram_block_rows(d) == block_rows(d) for d in (0, 1, 20, 77, 181)] == [True] * 5
+    assert gram_block_rows(182) == 8 * 182 > block_rows(182) and gram_block_rows(10**6) == 8 * 10**6
+    with pytest.raises(ValueError, match="n_columns must be an integer >= 0"):
+        gram_block_rows(-1)
+    with pytest.raises(TypeError, match="n_columns must be an integer"):
+        gram_block_rows(2.0)
 
 
 def test_row_blocks_bad_input():

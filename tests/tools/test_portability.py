@@ -13,6 +13,7 @@ def test_configurations_emulate_other_kernels_and_simd():
     assert set(configs) == {"sandybridge-1thread", "prescott-2threads-nosimd", "reordered"}
     assert configs["sandybridge-1thread"]["OPENBLAS_CORETYPE"] == "Sandybridge"
     assert configs["prescott-2threads-nosimd"]["OPENBLAS_NUM_THREADS"] == "2"
+    assert configs["prescott-2threads-nosimd"]["OPENBLAS_THREAD_TIMEOUT"] == "4"  # its idle thread sleeps at once
 
 
 def test_numerical_environment_sets_and_restores(monkeypatch):
