@@ -41,7 +41,9 @@ on an AVX-512 one) and writes ``gram_floor-NAME.json``.
 
 Timing: one warm-up round (imports, numba's compilation), then ``--repeat`` rounds, each of which
 runs every operation and every fit once, interleaved, so that a change in the machine's load hits
-all of them alike; the medians over rounds are compared. No fit keeps statistics of its input
+all of them alike. The two ratios to the machine's own operations (``time / own floor``, ``time /
+Gram``) are the medians over rounds of each round's ratio, so a round slowed by the load as a whole
+cancels; the seconds printed are the medians over rounds. No fit keeps statistics of its input
 between calls (no warm cache is timed). Each table is printed with the CPU model and the BLAS
 library's kernel, because the ratios differ between CPU kinds.
 """
@@ -146,11 +148,12 @@ def machine(threads: str | None = "one BLAS thread") -> str:
     return f"CPU: {cpu}; BLAS: {', '.join(blas) or 'unknown'}" + (f"; {threads}" if threads else "")
 
 
-def interleaved_medians(fns: dict, repeat: int) -> dict:
-    """Median wall-clock seconds of each zero-argument function, timed in interleaved rounds.
+def interleaved_times(fns: dict, repeat: int) -> dict:
+    """Wall-clock seconds of each zero-argument function in each of ``repeat`` interleaved rounds.
 
     One untimed warm-up round, then ``repeat`` rounds that each call every function once, so that
-    a change in the machine's load during the run hits every function alike.
+    a change in the machine's load during the run hits every function alike. Returns name -> one
+    time per round, in round order.
     """
     for fn in fns.values():
         fn()
@@ -160,7 +163,24 @@ def interleaved_medians(fns: dict, repeat: int) -> dict:
             start = time.perf_counter()
             fn()
             times[name].append(time.perf_counter() - start)
-    return {name: statistics.median(t) for name, t in times.items()}
+    return times
+
+
+def interleaved_medians(fns: dict, repeat: int) -> dict:
+    """Median over :func:`interleaved_times`' rounds of each function's wall-clock seconds."""
+    return {name: statistics.median(t) for name, t in interleaved_times(fns, repeat).items()}
+
+
+def paired_ratio(times: dict, name: str, parts) -> float:
+    """Median over rounds of ``times[name]`` over the sum of ``times[part]`` in the same round.
+
+    Examples
+    --------
+    >>> paired_ratio({"fit": [2.0, 6.0, 3.0], "a": [1.0, 2.0, 1.0], "b": [1.0, 1.0, 2.0]}, "fit", ("a", "b"))
+    1.0
+    """
+    rounds = zip(times[name], *(times[part] for part in parts), strict=True)
+    return statistics.median(fit / sum(floor) for fit, *floor in rounds)
 
 
 def _extra_peak(fn) -> int:
@@ -238,24 +258,25 @@ def table(n: int, d: int, repeat: int, only=None) -> tuple[list, dict, dict]:
     nbytes = data["box"].nbytes
     rates = [(read_bandwidth(nbytes, repeat), dgemm_peak(repeat))]
     with threadpool_limits(1):
-        seconds = interleaved_medians({**ops, **fits}, repeat)
+        times = interleaved_times({**ops, **fits}, repeat)
         memory = {name: _extra_peak(fit) / nbytes for name, fit in fits.items()}
     rates.append((read_bandwidth(nbytes, repeat), dgemm_peak(repeat)))
     yardsticks = {"bandwidth": max(r[0] for r in rates), "peak": max(r[1] for r in rates)}
+    seconds = {name: statistics.median(t) for name, t in times.items()}
     rows = []
     for name in fits:
-        floor = sum(seconds[op] for op in FLOORS[name])
+        to_floor = paired_ratio(times, name, FLOORS[name])
         flops = sum(FLOPS[op](n, d) for op in FLOORS[name])
         rows.append(
             {
                 "fit": name,
-                "time / own floor": seconds[name] / floor,
-                "time / Gram": seconds[name] / seconds["Gram"],
+                "time / own floor": to_floor,
+                "time / Gram": paired_ratio(times, name, ("Gram",)),
                 "time / read at bandwidth": seconds[name] * yardsticks["bandwidth"] / nbytes,
                 "time / flops at peak": seconds[name] * yardsticks["peak"] / flops,
                 "own floor": " + ".join(FLOORS[name]),
                 "extra memory / input": memory[name],
-                "meets both goals": seconds[name] / floor <= GOAL_FLOOR and memory[name] <= GOAL_MEMORY,
+                "meets both goals": to_floor <= GOAL_FLOOR and memory[name] <= GOAL_MEMORY,
             }
         )
     return rows, {op: seconds[op] for op in ops}, yardsticks
