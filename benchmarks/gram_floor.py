@@ -166,9 +166,14 @@ def interleaved_times(fns: dict, repeat: int) -> dict:
     return times
 
 
+def medians(times: dict) -> dict:
+    """Name -> the median of its times over rounds (:func:`interleaved_times`' result)."""
+    return {name: statistics.median(t) for name, t in times.items()}
+
+
 def interleaved_medians(fns: dict, repeat: int) -> dict:
     """Median over :func:`interleaved_times`' rounds of each function's wall-clock seconds."""
-    return {name: statistics.median(t) for name, t in interleaved_times(fns, repeat).items()}
+    return medians(interleaved_times(fns, repeat))
 
 
 def paired_ratio(times: dict, name: str, parts) -> float:
@@ -262,7 +267,7 @@ def table(n: int, d: int, repeat: int, only=None) -> tuple[list, dict, dict]:
         memory = {name: _extra_peak(fit) / nbytes for name, fit in fits.items()}
     rates.append((read_bandwidth(nbytes, repeat), dgemm_peak(repeat)))
     yardsticks = {"bandwidth": max(r[0] for r in rates), "peak": max(r[1] for r in rates)}
-    seconds = {name: statistics.median(t) for name, t in times.items()}
+    seconds = medians(times)
     rows = []
     for name in fits:
         to_floor = paired_ratio(times, name, FLOORS[name])
