@@ -57,7 +57,7 @@ def test_runtime_dependencies_are_what_the_package_imports_to_release():
     """``pip install .`` gives the mechanisms and estimators; notebooks, tools, peers and the book are extras."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
     runtime = {canonicalize_name(Requirement(d).name) for d in project["dependencies"]}
-    assert runtime == {"numpy", "scipy", "scikit-learn", "numba", "threadpoolctl"}
+    assert runtime == {"numpy", "scipy", "scikit-learn", "numba", "llvmlite", "threadpoolctl"}
     extras = project["optional-dependencies"]
     assert {"peers", "sweep", "notebooks", "test", "book", "lab", "dev"} <= set(extras)
     assert project["requires-python"].startswith(">=3.11,<3.14")

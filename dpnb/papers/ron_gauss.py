@@ -68,6 +68,7 @@ from dpnb.numerics.linalg import (
     row_blocks,
     top_eigenvectors,
 )
+from dpnb.numerics.subnormals import flushed_subnormals
 from dpnb.privacy.estimator import PrivateEstimator, split_budget, with_sampling_delta
 from dpnb.privacy.exact_noise import check_noise
 from dpnb.privacy.mechanisms import laplace_mechanism, symmetric_laplace_mechanism
@@ -305,15 +306,19 @@ def rbf_ridge_predict(Z, y, Z_test, *, alpha=1.0, gamma=None) -> np.ndarray:
     ``K(a, b) = exp(-gamma ||a - b||^2)``, ``gamma = 1 / d`` by default: the estimator
     ``sklearn.kernel_ridge.KernelRidge(alpha=alpha, kernel="rbf", gamma=gamma)`` fitted on ``(Z, y)``. Exponents
     ``-gamma ||a - b||^2`` come from one float64 product (``_rbf_exponent_factors``). The training kernel is
-    formed in place in float64 (one ``n x n`` array) and the coefficients ``c = (K + alpha I)^{-1} y`` are solved
-    to float64 accuracy (``_refined_spd_solve``). The test kernel, the largest part of the work, is formed
-    block by block: exponents rounded to float32, ``exp`` in float32, products with ``c`` accumulated in float64.
+    formed in place in float64 (one ``n x n`` array; entries below ``2^-1022``, float64's subnormal range, are
+    rounded to 0) and the coefficients ``c = (K + alpha I)^{-1} y`` are solved to float64 accuracy
+    (``_refined_spd_solve``). The test kernel, the largest part of the work, is formed block by block: exponents
+    rounded to float32, ``exp`` in float32, products with ``c`` accumulated in float64.
 
     Error of the float32 test kernel: rounding an exponent ``x <= 0`` changes ``exp(x)`` by a relative
     ``|x| 2^-24`` and float32 ``exp`` is within ``_EXP32_ULPS`` units in the last place (``2^-23`` relative), so
     each entry is within ``K_ij (|x_ij| 2^-24 + _EXP32_ULPS 2^-23) <= delta = 2^-24 (1/e + 2 _EXP32_ULPS)``
     (``x e^x >= -1/e``) of its exact value, and every prediction within ``delta ||c||_1`` of the float64
-    path's (up to float64 rounding). An RMSE over the test rows moves by at most the largest prediction error,
+    path's (up to float64 rounding). The test kernel is formed with subnormal numbers flushed to zero
+    (:func:`~dpnb.numerics.subnormals.flushed_subnormals`: far-apart records would otherwise make float32 ``exp``
+    and the conversions take the processor's slow path), which moves an entry by less than ``2^-126``, inside
+    ``delta``. An RMSE over the test rows moves by at most the largest prediction error,
     ``delta ||c||_1`` (:func:`rbf_ridge_test_kernel_bound`); ``delta`` is about ``5e-7``. A float32 training
     kernel would also perturb ``c``, amplified by ``(K + alpha I)^{-1}`` up to ``sqrt(n / alpha) / 2`` times
     (``||(K + alpha I)^{-1} k||_2 <= 1 / (2 sqrt(alpha))`` for a kernel column ``k``), so it stays in float64.
@@ -325,16 +330,18 @@ def rbf_ridge_predict(Z, y, Z_test, *, alpha=1.0, gamma=None) -> np.ndarray:
     g = 1.0 / d if gamma is None else check_positive(gamma, "gamma")
     left, right = _rbf_exponent_factors(Z_test, g), _rbf_exponent_factors(Z, g, side="right")
     K = _rbf_exponent_factors(Z, g) @ right.T
-    np.exp(K, out=K)
+    with flushed_subnormals():  # entries below 2^-1022 (exponents below -708) become 0
+        np.exp(K, out=K)
     K.flat[:: n + 1] += check_positive(alpha, "alpha")
     coef = _refined_spd_solve(K, y)
     pred = np.empty(Z_test.shape[0])
     exponents32 = np.empty((min(_BLOCK_ROWS, Z_test.shape[0]), n), dtype=np.float32)
-    for rows in _chunks(Z_test.shape[0], _BLOCK_ROWS):
-        block = left[rows] @ right.T
-        small = exponents32[: block.shape[0]]
-        small[...] = block
-        pred[rows] = np.exp(small, out=block) @ coef
+    with flushed_subnormals():  # entries below float32's smallest normal number become 0, within delta
+        for rows in _chunks(Z_test.shape[0], _BLOCK_ROWS):
+            block = left[rows] @ right.T
+            small = exponents32[: block.shape[0]]
+            small[...] = block
+            pred[rows] = np.exp(small, out=block) @ coef
     return pred
 
 
@@ -368,16 +375,26 @@ def _refined_spd_solve(A, b, *, max_steps=20) -> np.ndarray:
     ||x||_inf ||A||_inf sqrt(n) eps_64``: a backward error at float64 rounding, as a float64 Cholesky solve
     has. If the float32 factorisation fails or that is not reached in ``max_steps``, ``A`` is factorised in
     float64 instead.
+
+    The float32 factorisation and solves run with subnormal numbers flushed to zero
+    (:func:`~dpnb.numerics.subnormals.flushed_subnormals`): the factor of a nearly diagonal matrix fills in with
+    products of small entries down to float32's subnormal range, where each operation is slow on x86-64. The
+    factor only preconditions the refinement (its float32 rounding, ``2^-24`` relative, is already far larger
+    than the flushed values), and the residuals and the solution stay float64, so the stopping criterion and the
+    solution's accuracy are unchanged.
     """
     try:
-        factor = scipy.linalg.cho_factor(A.astype(np.float32), lower=True, check_finite=False)
+        with flushed_subnormals():
+            factor = scipy.linalg.cho_factor(A.astype(np.float32), lower=True, check_finite=False)
     except np.linalg.LinAlgError:  # not positive definite at float32 precision
         return _spd_solve(A, b)
     tol = np.abs(A).sum(axis=1).max() * np.sqrt(A.shape[0]) * np.finfo(np.float64).eps
     x = np.zeros_like(b)
     residual = b
     for _ in range(max_steps):
-        x += scipy.linalg.cho_solve(factor, residual.astype(np.float32), check_finite=False)
+        with flushed_subnormals():  # the float32 factor's work only: its tiny values do not matter (see above)
+            step = scipy.linalg.cho_solve(factor, residual.astype(np.float32), check_finite=False)
+        x += step
         residual = b - A @ x
         if np.abs(residual).max() <= tol * np.abs(x).max():
             return x

@@ -112,3 +112,18 @@ def test_low_frequency_basis_is_orthonormal_and_starts_with_the_constant_image()
 def test_bad_input(call, error):
     with pytest.raises(error):
         call()
+
+
+@pytest.mark.parametrize("shape", [(800, 200), (120, 40), (40, 40)])
+def test_least_squares_from_the_normal_equations_is_the_svd_solution(shape):
+    rng = np.random.default_rng(7)
+    Q = primer.subset_queries(shape[1], shape[0], random_state=rng)
+    a = rng.normal(size=shape[0]) * 5
+    expected = np.linalg.lstsq(Q, a, rcond=None)[0]
+    np.testing.assert_allclose(primer._least_squares(Q, a), expected, rtol=0, atol=1e-9 * np.abs(expected).max())
+
+
+def test_least_squares_with_dependent_columns_is_the_minimum_norm_solution():
+    Q = np.array([[1.0, 1.0, 0.0], [1.0, 1.0, 1.0], [0.0, 0.0, 1.0], [1.0, 1.0, 0.0]])  # columns 0 and 1 equal
+    a = np.array([1.0, 2.0, 3.0, 0.5])
+    np.testing.assert_allclose(primer._least_squares(Q, a), np.linalg.lstsq(Q, a, rcond=None)[0], atol=1e-12)

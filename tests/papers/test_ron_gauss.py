@@ -710,3 +710,21 @@ def test_fit_rejects_non_finite_rows_from_their_norms_and_keeps_no_fitted_state(
     assert not hasattr(model, "components_") and not hasattr(model, "n_features_in_")
     X[299, 3] = 0.5
     assert np.isfinite(model.fit(X, y).components_).all()
+
+
+def test_rbf_ridge_on_far_apart_records_matches_kernel_ridge():
+    """A release with large noise: records far apart, kernel entries down to the subnormal range and below, which the
+    solve and the test kernel flush to zero (dpnb.numerics.subnormals); predictions stay within the test kernel's
+    bound of scikit-learn's, and the solve keeps float64 accuracy."""
+    from sklearn.kernel_ridge import KernelRidge
+
+    from dpnb.papers.ron_gauss import rbf_ridge_predict, rbf_ridge_test_kernel_bound
+
+    rng = np.random.default_rng(12)
+    Z, Z_test = rng.standard_normal((500, 2)) * 30, rng.standard_normal((800, 2)) * 30
+    y = rng.uniform(-1, 1, 500)
+    kr = KernelRidge(alpha=0.1, kernel="rbf", gamma=0.5).fit(Z, y)
+    exponents = -0.5 * ((Z[:, None, :] - Z[None, :, :]) ** 2).sum(axis=2)
+    assert (exponents < np.log(np.finfo(np.float32).tiny)).mean() > 0.9  # mostly below float32's normal range
+    pred = rbf_ridge_predict(Z, y, Z_test, alpha=0.1, gamma=0.5)
+    assert np.abs(pred - kr.predict(Z_test)).max() <= rbf_ridge_test_kernel_bound(kr.dual_coef_)
