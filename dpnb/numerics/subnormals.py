@@ -5,7 +5,7 @@ in float64) through a microcode assist that costs many times a normal operation.
 whose entries span many orders of magnitude makes them on its own: the Cholesky factor of a nearly diagonal
 RBF kernel matrix (records far apart, as in a release with large noise) fills in with products of products of
 small entries, and a float32 factorisation then takes many times longer than usual
-(``benchmarks/ron_gauss_trials.py`` measures it on Table 5's fits). Inside
+(``benchmarks/subnormals.py`` measures the ratio; ``benchmarks/ron_gauss_trials.py`` Table 5's fits). Inside
 :func:`flushed_subnormals` the processor treats subnormal inputs as zero and rounds subnormal results to zero
 (the FTZ and DAZ bits of the calling thread's MXCSR register, as ``torch.set_flush_denormal`` sets them): each
 flushed value is smaller in magnitude than the smallest normal number, and a caller must be able to ignore such
