@@ -285,9 +285,9 @@ def _least_squares(Q, a) -> np.ndarray:
     gram = Q.T @ Q
     try:
         factor = scipy.linalg.cho_factor(gram, lower=False, check_finite=False)
+        rcond = scipy.linalg.lapack.dpocon(factor[0], np.abs(gram).sum(axis=0).max())[0]
     except np.linalg.LinAlgError:  # dependent columns
-        return np.linalg.lstsq(Q, a, rcond=None)[0]
-    rcond, _ = scipy.linalg.lapack.dpocon(factor[0], np.abs(gram).sum(axis=0).max())
+        rcond = 0.0
     if rcond < 1e-8:
         return np.linalg.lstsq(Q, a, rcond=None)[0]
     return scipy.linalg.cho_solve(factor, Q.T @ a, check_finite=False)
