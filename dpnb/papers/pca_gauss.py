@@ -288,8 +288,19 @@ def public_pca(X_public, n_components) -> np.ndarray:
 
 
 def pca_spectrum(X) -> np.ndarray:
-    """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances)."""
-    return _spectrum(check_array(X, name="X"))
+    """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances).
+
+    One Gram product (``O(N M^2)``) and one symmetric eigenvalue decomposition (``O(M^3)``). Entries so large
+    that a sum of ``N`` of their squares could overflow float64 (about ``1.3e154 / sqrt(N)``) are refused with a
+    ValueError.
+    """
+    X = check_array(X, name="X")
+    scale = np.max(np.abs(X), initial=0.0)
+    if scale > np.sqrt(np.finfo(np.float64).max / X.shape[0]):  # a Gram entry sums N products of two entries
+        raise ValueError(
+            f"X has entries up to {scale:.3g}: a sum of {X.shape[0]} of their squares can overflow float64; rescale X"
+        )
+    return _spectrum(X)
 
 
 def _spectrum(X) -> np.ndarray:
@@ -445,7 +456,7 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     --------
     >>> import numpy as np
     >>> from dpnb.numerics.linalg import haar_stiefel
-    >>> from dpnb.papers.pca_gauss import PCAGauss
+    >>> from dpnb.papers.pca_gauss import PCAGauss, pca_spectrum
     >>> X = np.random.default_rng(0).uniform(-1, 1, (300, 5))  # rows in the public box [-1, 1]^5
     >>> model = PCAGauss(n_components=2, epsilon=1.0, bounds=(-1.0, 1.0), random_state=0).fit(X)
     >>> model.budget_, model.sample(4).shape  # Algorithm 1: the noisy top eigenvalues, basis kept private
@@ -456,6 +467,10 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
     >>> Z, y_syn = gmm.sample(4)  # fitted with labels: (Z, y)
     >>> gmm.inverse_transform(Z).shape  # synthetic records in the input's units
     (4, 5)
+    >>> spectrum = pca_spectrum(X)  # a function of the rows only: formed once for many releases of them
+    >>> again = PCAGauss(2, 1.0, bounds=(-1.0, 1.0), random_state=0).fit(X, spectrum=spectrum)
+    >>> bool(np.array_equal(again.covariance_, model.covariance_))
+    True
     >>> X32 = X.astype(np.float32)  # kept in float32 (as a dask.array's chunks are): one pass of box-checked sums
     >>> blocked, in_memory = (PCAGauss(2, 1.0, basis=W, random_state=0).fit(data) for data in (X32, X32.astype(float)))
     >>> bool(np.allclose(blocked.covariance_, in_memory.covariance_))
@@ -492,13 +507,21 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
         self.random_state = random_state
 
     # -- fitting ------------------------------------------------------------------------
-    def fit(self, X, y=None):
+    def fit(self, X, y=None, *, spectrum=None):
         """Release the private model of ``X`` (and ``y`` for "supervised"/"gmm"). Returns self.
 
         "unsupervised" accepts and ignores ``y``. First the statistics of ``X`` (``_statistics``; one pass over
         ``X`` in every mode), then one private method per path releases them: Algorithm 1 with the data's own
         PCA (``_fit_same_data_pca``) or a given basis, and Algorithm 2 (``_fit_gaussian``), Algorithm 3
         (``_fit_gmm``, or ``_fit_gmm_paper`` for ``noise_scale="paper"``).
+
+        ``spectrum`` (Algorithm 1 with the data's own PCA only: ``mode="unsupervised"``, no ``basis``) is
+        ``pca_spectrum(X)`` when the caller has already formed it. It depends on the rows only, not on any draw,
+        so a loop over releases of the same rows forms it once (the ``N M^2`` Gram matrix and the ``M^3``
+        eigenvalue decomposition), and each release is the one without it, bit for bit. Its ``K`` largest values
+        are released with the noise of Theorem 4, so the release is epsilon-DP for ``X`` only if ``spectrum`` is
+        the spectrum of ``X``: nothing here can tell another data set's spectrum from it. ``X`` is still checked
+        against ``bounds`` (float32 and Dask input in their usual pass, whose own spectrum is then not used).
 
         ``X`` may be a float64 array (never copied), a float32 array or a ``dask.array`` of either (``y``, one
         value per row, is held in memory). float32 and Dask input take the blocked route
@@ -528,9 +551,13 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             state.update(components_=W.T, _scale=feature_scale(W, (low, high)))
         if self.mode != "unsupervised":
             y = self._check_y(y, n, categorical=self.mode == "gmm")
-        if blocked:
+        if spectrum is not None:
+            spectrum = self._check_spectrum(spectrum, m, W)
+        if blocked:  # the pass that checks the box, also with a spectrum given
             statistics = self._blocked_statistics(X, W, y, state, (low, high), k)
-        else:
+        if spectrum is not None:
+            statistics = spectrum[:k]
+        elif not blocked:
             statistics = self._statistics(X, W, y, state, k)
         state["_rng"] = self._make_rng()
         if self.mode == "unsupervised" and W is None:
@@ -562,6 +589,21 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
             return {"eigenvalues": state["mean_"].size}
         q = state["mean_"].size  # Algorithms 1 and 2: the triangle of a q x q moment (+ a q-vector mean)
         return {"second_moment": q * (q + 1) // 2} | ({"mean": q} if "mean" in state["budget_"] else {})
+
+    def _check_spectrum(self, spectrum, m, W) -> np.ndarray:
+        """``spectrum`` of :meth:`fit`, checked (only Algorithm 1 with the data's PCA takes one, of ``M`` values) and
+        sorted decreasing."""
+        if self.mode != "unsupervised" or W is not None:
+            raise ValueError(
+                "spectrum is only used by Algorithm 1 with the data's own PCA (mode='unsupervised', basis=None); "
+                "leave it None"
+            )
+        values = check_array(spectrum, ndim=1, name="spectrum")
+        if values.shape != (m,):
+            raise ValueError(
+                f"spectrum must have one eigenvalue per feature ({m}): pass pca_spectrum(X), got shape {values.shape}"
+            )
+        return np.sort(values)[::-1]  # its K largest are released, in whatever order it was given
 
     def _check_settings(self) -> dict:
         """Validate the non-privacy parameters; returns the resolved budget fractions."""

@@ -159,6 +159,59 @@ def test_pca_spectrum_exact_and_the_module_keeps_no_moments(data):
     assert not [
         name for name, value in vars(module).items() if isinstance(value, dict) and value and not name.startswith("__")
     ]
+    for rows in (np.full((2, 3), -1e200), np.full((4, 3), 1e154)):  # an entry's square, or 4 of them, overflow
+        with pytest.raises(ValueError, match=r"X has entries up to 1e\+(200|154): a sum of [24] of their squares"):
+            pca_spectrum(rows)
+    assert np.all(np.isfinite(pca_spectrum(np.full((4, 3), 6e153))))  # 4 (6e153)^2 < 1.8e308
+    np.testing.assert_array_equal(pca_spectrum(np.zeros((2, 3))), np.zeros(3))
+
+
+@pytest.mark.parametrize("noise", ["float", "exact"])
+def test_a_given_spectrum_gives_the_same_release_bit_for_bit(data, noise):
+    X = data[0]
+    spectrum = pca_spectrum(X)
+    for k, eps in ((1, 0.5), (3, 2.0), (6, np.inf)):
+        plain = PCAGauss(k, eps, noise=noise, random_state=7).fit(X)
+        given = PCAGauss(k, eps, noise=noise, random_state=7).fit(X, spectrum=spectrum)
+        shuffled = PCAGauss(k, eps, noise=noise, random_state=7).fit(X, spectrum=spectrum[[3, 0, 5, 1, 4, 2]])
+        drawn = plain.sample(5)
+        for model in (given, shuffled):  # its K largest, in any order given
+            np.testing.assert_array_equal(model.covariance_, plain.covariance_)
+            assert model.budget_ == plain.budget_ and model.sensitivity_ == plain.sensitivity_
+            np.testing.assert_array_equal(model.sample(5), drawn)
+    # the given values are the ones released (here, halved ones), also for float32 input, whose pass checks the box
+    for rows in (X, X.astype(np.float32)):
+        noiseless = PCAGauss(2, np.inf).fit(rows, spectrum=spectrum / 2)
+        np.testing.assert_array_equal(np.diag(noiseless.covariance_), spectrum[:2] / 2)
+
+
+def test_a_spectrum_is_refused_where_it_is_not_used_and_the_box_is_still_checked(data):
+    X, c, y = data
+    spectrum = pca_spectrum(X)
+    W = public_pca(X, 2)
+    for model, args in (
+        (PCAGauss(2, 1.0, basis=W), (X,)),
+        (PCAGauss(2, 1.0, mode="supervised", basis=W), (X, y)),
+        (PCAGauss(2, 1.0, mode="gmm", basis=W, n_classes=2), (X, c)),
+    ):
+        with pytest.raises(ValueError, match="spectrum is only used by Algorithm 1"):
+            model.fit(*args, spectrum=spectrum)
+        assert not hasattr(model, "covariance_") and not hasattr(model, "class_means_")
+    model = PCAGauss(2, 1.0)
+    with pytest.raises(ValueError, match=r"one eigenvalue per feature \(6\): pass pca_spectrum\(X\)"):
+        model.fit(X, spectrum=spectrum[:5])
+    with pytest.raises(ValueError, match="spectrum must be 1-dimensional"):
+        model.fit(X, spectrum=np.diag(spectrum))
+    with pytest.raises(ValueError, match="spectrum contains NaN"):
+        model.fit(X, spectrum=np.append(spectrum[:5], np.nan))
+    with pytest.raises(TypeError, match="spectrum"):
+        model.fit(X, spectrum=["a"] * 6)
+    outside = X.copy()
+    outside[3, 2] = 1.5
+    for rows in (outside, outside.astype(np.float32)):
+        with pytest.raises(ValueError, match="bounds|box"):
+            model.fit(rows, spectrum=spectrum)
+    assert not hasattr(model, "covariance_")
 
 
 def test_gaussian_draws_law_and_sign_invariance():
