@@ -297,8 +297,6 @@ def _exec(argv) -> int:
 
 
 def main(argv=None) -> int:
-    import nbformat
-
     argv = sys.argv[1:] if argv is None else list(argv)
     if argv[:1] == ["exec"]:
         return _exec(argv[1:])
@@ -309,6 +307,8 @@ def main(argv=None) -> int:
             return 2
         write_kernelspec(argv[1], argv[2])
         return 0
+
+    import nbformat  # only here: the two subcommands above start without it (about 2 s of imports)
 
     from dpnb.tools.executor import execute_notebook
 
