@@ -290,23 +290,23 @@ def public_pca(X_public, n_components) -> np.ndarray:
 def pca_spectrum(X) -> np.ndarray:
     """All eigenvalues of ``(1/(N M)) X^T X``, decreasing (Algorithm 1's PCA-induced variances).
 
-    One Gram product (``O(N M^2)``) and one symmetric eigenvalue decomposition (``O(M^3)``). Entries so large
-    that a sum of ``N`` of their squares could overflow float64 (about ``1.3e154 / sqrt(N)``) are refused with a
-    ValueError.
+    One Gram product (``O(N M^2)``) and one symmetric eigenvalue decomposition (``O(M^3)``), in memory (a
+    ``dask.array`` is computed first). Rows whose second moment overflows float64 (entries near ``1e154`` and
+    above) are refused with a ValueError: the matrix is checked, ``O(M^2)``, before it is decomposed.
     """
-    X = check_array(X, name="X")
-    scale = np.max(np.abs(X), initial=0.0)
-    if scale > np.sqrt(np.finfo(np.float64).max / X.shape[0]):  # a Gram entry sums N products of two entries
+    return _spectrum(check_array(X, name="X"), refuse_overflow=True)
+
+
+def _spectrum(X, *, refuse_overflow: bool = False) -> np.ndarray:
+    """:func:`pca_spectrum` of an already checked ``X``. The fit calls it after its box check, which rejects NaN,
+    infinities and bounds whose squared sums overflow: the Gram matrix is then the only pass over ``X``."""
+    with np.errstate(over="ignore"):  # an overflow is refused below, not warned about
+        moment = X.T @ X / X.shape[0] / X.shape[1]
+    if refuse_overflow and not np.all(np.isfinite(moment)):
         raise ValueError(
-            f"X has entries up to {scale:.3g}: a sum of {X.shape[0]} of their squares can overflow float64; rescale X"
+            f"X's second moment X^T X / (N M) overflows float64 (entries up to {np.max(np.abs(X)):.3g}): rescale X"
         )
-    return _spectrum(X)
-
-
-def _spectrum(X) -> np.ndarray:
-    """:func:`pca_spectrum` of an already checked ``X`` (the fit's box check rejects NaN and infinities): the Gram
-    matrix is then the only pass over ``X``."""
-    return np.linalg.eigvalsh(X.T @ X / X.shape[0] / X.shape[1])[::-1]
+    return np.linalg.eigvalsh(moment)[::-1]
 
 
 def _reduced_moments(X, W) -> tuple[np.ndarray, np.ndarray]:
@@ -517,11 +517,13 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
 
         ``spectrum`` (Algorithm 1 with the data's own PCA only: ``mode="unsupervised"``, no ``basis``) is
         ``pca_spectrum(X)`` when the caller has already formed it. It depends on the rows only, not on any draw,
-        so a loop over releases of the same rows forms it once (the ``N M^2`` Gram matrix and the ``M^3``
-        eigenvalue decomposition), and each release is the one without it, bit for bit. Its ``K`` largest values
-        are released with the noise of Theorem 4, so the release is epsilon-DP for ``X`` only if ``spectrum`` is
-        the spectrum of ``X``: nothing here can tell another data set's spectrum from it. ``X`` is still checked
-        against ``bounds`` (float32 and Dask input in their usual pass, whose own spectrum is then not used).
+        so a loop over releases of the same in-memory float64 rows forms it once (the ``N M^2`` Gram matrix and
+        the ``M^3`` eigenvalue decomposition), and each release is the one without it, bit for bit. Its ``K``
+        largest values are released with the noise of Theorem 4, so the release is epsilon-DP for ``X`` only if
+        ``spectrum`` is the spectrum of ``X``: nothing here can tell another data set's spectrum from it. ``X`` is
+        still checked against ``bounds``. float32 and Dask input are checked in their usual pass, which also forms
+        their own spectrum (summed by blocks, so it differs from ``pca_spectrum``'s at round-off); the given one
+        replaces it, so there a spectrum saves nothing and changes the release at round-off.
 
         ``X`` may be a float64 array (never copied), a float32 array or a ``dask.array`` of either (``y``, one
         value per row, is held in memory). float32 and Dask input take the blocked route
@@ -598,7 +600,9 @@ class PCAGauss(TransformerMixin, PrivateEstimator):
                 "spectrum is only used by Algorithm 1 with the data's own PCA (mode='unsupervised', basis=None); "
                 "leave it None"
             )
-        values = check_array(spectrum, ndim=1, name="spectrum")
+        values = check_array(spectrum, ndim=1, name="spectrum", finite=False)
+        if not np.all(np.isfinite(values)):
+            raise ValueError("spectrum must be finite: pass pca_spectrum(X), which refuses rows whose moments overflow")
         if values.shape != (m,):
             raise ValueError(
                 f"spectrum must have one eigenvalue per feature ({m}): pass pca_spectrum(X), got shape {values.shape}"

@@ -1,4 +1,5 @@
 import itertools
+import re
 
 import numpy as np
 import pytest
@@ -159,10 +160,22 @@ def test_pca_spectrum_exact_and_the_module_keeps_no_moments(data):
     assert not [
         name for name, value in vars(module).items() if isinstance(value, dict) and value and not name.startswith("__")
     ]
-    for rows in (np.full((2, 3), -1e200), np.full((4, 3), 1e154)):  # an entry's square, or 4 of them, overflow
-        with pytest.raises(ValueError, match=r"X has entries up to 1e\+(200|154): a sum of [24] of their squares"):
-            pca_spectrum(rows)
-    assert np.all(np.isfinite(pca_spectrum(np.full((4, 3), 6e153))))  # 4 (6e153)^2 < 1.8e308
+    # rows whose second moment overflows are refused, also where only the sum over the N rows overflows (each
+    # square finite); at the edge N t^2 = float64's largest, the spectrum is finite or refused, never inf or a
+    # LinAlgError; a millionth below it, always finite
+    refused = r"X's second moment X\^T X / \(N M\) overflows float64 .*: rescale X"
+    for n, m in ((2, 3), (4, 3), (100, 3), (1000, 1), (12345, 3), (50000, 2)):
+        edge = np.sqrt(np.finfo(float).max / n)
+        with pytest.raises(ValueError, match=refused):
+            pca_spectrum(np.full((n, m), -1.000001 * edge))
+        assert np.all(np.isfinite(pca_spectrum(np.full((n, m), 0.999999 * edge))))
+        for factor in (1 - 1e-15, 1.0, 1 + 1e-15):
+            try:
+                assert np.all(np.isfinite(pca_spectrum(np.full((n, m), factor * edge))))
+            except ValueError as exc:
+                assert re.match(refused, str(exc)), exc
+    with pytest.raises(ValueError, match=refused):
+        pca_spectrum(np.full((2, 3), 1e200))
     np.testing.assert_array_equal(pca_spectrum(np.zeros((2, 3))), np.zeros(3))
 
 
@@ -202,8 +215,9 @@ def test_a_spectrum_is_refused_where_it_is_not_used_and_the_box_is_still_checked
         model.fit(X, spectrum=spectrum[:5])
     with pytest.raises(ValueError, match="spectrum must be 1-dimensional"):
         model.fit(X, spectrum=np.diag(spectrum))
-    with pytest.raises(ValueError, match="spectrum contains NaN"):
-        model.fit(X, spectrum=np.append(spectrum[:5], np.nan))
+    for bad in (np.nan, np.inf):
+        with pytest.raises(ValueError, match=r"spectrum must be finite: pass pca_spectrum\(X\)"):
+            model.fit(X, spectrum=np.append(spectrum[:5], bad))
     with pytest.raises(TypeError, match="spectrum"):
         model.fit(X, spectrum=["a"] * 6)
     outside = X.copy()

@@ -250,15 +250,18 @@ def _ron(mode, noise):
 class _SpectrumGiven(PCAGauss):
     """PCA-Gauss whose ``fit`` is given ``spectrum=pca_spectrum(X)``, as a loop over releases of the same rows is.
 
-    Rows that ``pca_spectrum`` refuses (entries whose squares overflow: its own unit test) are fitted as a caller
-    without a spectrum fits them, so the fit's own checks still face every drawn case.
+    Rows that ``pca_spectrum`` refuses (invalid, or a second moment that overflows) must be refused by the fit too:
+    the fit's own error is raised, and a fit that accepts them fails the case.
     """
 
     def fit(self, X, y=None):
         try:
             spectrum = pca_gauss.pca_spectrum(X)
-        except (ValueError, TypeError):
-            spectrum = None
+        except np.linalg.LinAlgError:  # a ValueError subclass: never a refusal
+            raise
+        except (ValueError, TypeError) as refusal:
+            super().fit(X, y)
+            raise AssertionError(f"pca_spectrum refused rows that the fit accepts: {refusal}") from refusal
         return super().fit(X, y, spectrum=spectrum)
 
 
