@@ -393,7 +393,7 @@ def _loss_on_points(C, C_prime, epsilon, sensitivity, rule, n_nodes) -> tuple[np
     C_prime = _check_symmetric(C_prime, "C_prime")
     if C.shape != C_prime.shape:
         raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
-    nodes, _ = sphere_quadrature(C.shape[0], n_nodes)
+    nodes, _ = _nodes(C.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
     axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
     U = np.concatenate([nodes, axes, -axes])
     diff = np.abs(
@@ -430,7 +430,7 @@ def second_moments(C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     """``E[u u^T]`` under the output density of a sampler with ``rule`` (quadrature, d = 2, 3)."""
     rule = _check_rule(rule)
     A = bingham_parameter(C, epsilon, sensitivity)
-    nodes, weights = sphere_quadrature(A.shape[0], n_nodes)
+    nodes, weights = _nodes(A.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
     log_f = _unnormalised_log_density(nodes, A, rule)
     f = weights * np.exp(log_f - log_f.max())
     return np.einsum("p,pi,pj->ij", f, nodes, nodes) / f.sum()
@@ -462,7 +462,7 @@ def acceptance_rate(
         U = acg_proposals(A, check_integer(n_proposals, "n_proposals"), random_state=random_state)
         return float(np.mean(np.exp(log_acceptance(U, A, rule))))
     _, omega, _ = acg_envelope(A)
-    nodes, weights = sphere_quadrature(q, n_nodes)
+    nodes, weights = _nodes(q, check_integer(n_nodes, "n_nodes", minimum=8))
     log_acg = 0.5 * np.linalg.slogdet(omega)[1] - q / 2 * np.log(_quad(nodes, omega))
     return float(weights @ np.exp(log_acg + log_acceptance(nodes, A, rule)))
 

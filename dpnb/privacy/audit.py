@@ -31,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
+from scipy import stats as _st
 
 from dpnb.ground.validation import (
     check_bounds,
@@ -671,6 +672,26 @@ def _event_epsilon(k_num, k_den, m, delta, confidence):
     return np.log(num / hi_den) if num > 0 and hi_den > 0 else 0.0
 
 
+def _event_epsilons(k_num, k_den, m, delta, confidence) -> np.ndarray:
+    """:func:`_event_epsilon` of every pair of counts in two same-shape integer arrays, element by element.
+
+    One SciPy Beta quantile per distinct count, the same calls as :func:`dpnb.numerics.stats.clopper_pearson`'s
+    (so the same values), instead of two Python-level calls per pair.
+    """
+    a = (1 - confidence) / 2
+    counts = np.unique(np.concatenate([k_num.ravel(), k_den.ravel()]))
+    some, not_all = counts > 0, counts < m
+    low, high = np.zeros(counts.size), np.ones(counts.size)
+    low[some] = _st.beta.ppf(a, counts[some], m - counts[some] + 1)
+    high[not_all] = _st.beta.ppf(1 - a, counts[not_all] + 1, m - counts[not_all])
+    num = low[np.searchsorted(counts, k_num)] - delta
+    den = high[np.searchsorted(counts, k_den)]
+    out = np.zeros(num.shape)
+    ok = (num > 0) & (den > 0)
+    out[ok] = np.log(num[ok] / den[ok])
+    return out
+
+
 def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.0, alpha=0.05) -> EpsilonAudit:
     """The event ``{s > t}`` or ``{s < t}`` chosen on one half of the runs, evaluated on the other.
 
@@ -685,16 +706,23 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
     confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
     sorted_sel = [np.sort(np.asarray(x, dtype=float).ravel()) for x in selection]
     m_sel = sorted_sel[0].size
-    best = (-np.inf, None, None)
-    for t in thresholds:
-        above = [m_sel - int(np.searchsorted(x, t, side="right")) for x in sorted_sel]
-        below = [int(np.searchsorted(x, t, side="left")) for x in sorted_sel]
-        for side, k in (("above", above), ("below", below)):
-            for num, den in ((0, 1), (1, 0)):
-                e = _event_epsilon(k[num], k[den], m_sel, delta, confidence)
-                if e > best[0]:
-                    best = (e, t, (side, num, den))
-    t, (side, num, den) = best[1], best[2]
+    thresholds = list(thresholds)
+    if not thresholds:
+        raise ValueError("thresholds is empty: pass at least one threshold to choose the event from")
+    t_all = np.asarray(thresholds, dtype=float)
+    above = [m_sel - np.searchsorted(x, t_all, side="right") for x in sorted_sel]
+    below = [np.searchsorted(x, t_all, side="left") for x in sorted_sel]
+    events = [(side, num, den) for side in ("above", "below") for num, den in ((0, 1), (1, 0))]
+    counts = {"above": above, "below": below}
+    plug_in = _event_epsilons(
+        np.stack([counts[side][num] for side, num, _ in events], axis=1),
+        np.stack([counts[side][den] for side, _, den in events], axis=1),
+        m_sel,
+        delta,
+        confidence,
+    )
+    best = int(np.argmax(plug_in))  # the first largest, in the order (threshold, side, order of the pair)
+    t, (side, num, den) = thresholds[best // len(events)], events[best % len(events)]
     m_ev = len(evaluation[0])
     evaluation = [np.asarray(x, dtype=float).ravel() for x in evaluation]
     k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in evaluation]

@@ -78,6 +78,36 @@ def test_tied_with_best_intervals_tie_when_they_overlap():
     assert tied_with_best({"a": Interval(0.80, 0.78, 0.82, 10), "exact": 0.775}) == ["a"]
 
 
+def _near_ties(rng, n):
+    """Scores with exact ties, round-off-close pairs, real differences, infinities and zeros of either sign."""
+    base = rng.choice([0.0, -0.0, 1.0, -1.0, 0.3, 1e300, -1e-300, np.inf, -np.inf], size=n)
+    nudged = base * (1 + rng.choice([0.0, 1e-16, 5e-10, 1e-9, 2e-9, 1e-6], size=n) * rng.choice([-1, 1], size=n))
+    return np.where(rng.random(n) < 0.5, nudged, rng.standard_normal(n) * 10.0 ** rng.integers(-12, 12, size=n))
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_tied_with_best_on_a_float_array_is_the_rule_applied_score_by_score(seed):
+    """The array path (one pass of NumPy operations) gives exactly the tied set of the per-score path (lists)."""
+    rng = np.random.default_rng(seed)
+    values = _near_ties(rng, int(rng.integers(1, 60)))
+    rtol = float(rng.choice([0.0, 1e-9, 1e-3]))
+    with np.errstate(over="ignore"):
+        single = values.astype(np.float32)  # 1e300 becomes inf
+    for higher in (True, False):
+        for array in (values, single, values[::-1][::-1]):
+            expected = tied_with_best([float(v) for v in array], higher_is_better=higher, rtol=rtol)
+            assert tied_with_best(array, higher_is_better=higher, rtol=rtol) == expected
+
+
+def test_tied_with_best_on_a_float_array_refuses_what_the_per_score_path_refuses():
+    with pytest.raises(ValueError, match="NaN"):
+        tied_with_best(np.array([1.0, np.nan]))
+    with pytest.raises(ValueError, match="empty"):
+        tied_with_best(np.array([], dtype=float))
+    with pytest.raises(ValueError, match="rtol"):
+        tied_with_best(np.array([1.0]), rtol=1.0)
+
+
 @pytest.mark.parametrize(
     ("scores", "error"),
     [([], ValueError), ([1.0, float("nan")], ValueError), ("ab", TypeError), ([1.0, "x"], TypeError), (3.0, TypeError)],

@@ -430,3 +430,49 @@ def test_replace_row_differs_in_the_given_row_only():
 def test_replace_row_bad_input(args, error, match):
     with pytest.raises(error, match=match):
         replace_row(*args)
+
+
+def _first_best_event(selection, thresholds, delta, alpha):
+    """The event the selection half picks, one threshold and one Clopper-Pearson call at a time (the definition)."""
+    from dpnb.privacy.audit import _event_epsilon
+
+    m = len(selection[0])
+    best = (-np.inf, None, None)
+    for t in thresholds:
+        above = [int(np.sum(x > t)) for x in selection]
+        below = [int(np.sum(x < t)) for x in selection]
+        for side, k in (("above", above), ("below", below)):
+            for num, den in ((0, 1), (1, 0)):
+                e = _event_epsilon(k[num], k[den], m, delta, 1 - alpha)
+                if e > best[0]:
+                    best = (e, t, (side, num, den))
+    return best
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_threshold_audit_picks_the_first_best_event_of_the_scalar_definition(seed):
+    """The array-wide selection gives the event (threshold, side, order) and bound of the scalar loop, bit for bit,
+    ties included: statistics on a coarse grid, so many thresholds and events share one plug-in bound."""
+    from dpnb.privacy.audit import _event_epsilon, threshold_audit
+
+    rng = np.random.default_rng(seed)
+    m = int(rng.choice([3, 40, 500]))
+    shift = float(rng.choice([0.0, 0.5, 3.0]))
+    sel = (np.round(rng.standard_normal(m), 1), np.round(rng.standard_normal(m) + shift, 1))
+    ev = (np.round(rng.standard_normal(m), 1), np.round(rng.standard_normal(m) + shift, 1))
+    thresholds = np.unique(np.round(rng.uniform(-4, 6, size=int(rng.integers(1, 40))), 1))
+    delta, alpha = float(rng.choice([0.0, 1e-3, 0.2])), 0.05
+    e, t, (side, num, den) = _first_best_event(sel, thresholds, delta, alpha)
+    got = threshold_audit(sel, ev, thresholds, delta=delta, alpha=alpha)
+    assert got.threshold == t and got.direction.startswith("X over" if num == 0 else "X_prime over")
+    assert got.direction.endswith(f"{side} threshold")
+    k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in ev]
+    assert got.counts == (k[num], k[den])
+    assert got.epsilon_lower == max(0.0, float(_event_epsilon(k[num], k[den], m, delta, 1 - alpha)))
+
+
+def test_threshold_audit_refuses_no_thresholds():
+    from dpnb.privacy.audit import threshold_audit
+
+    with pytest.raises(ValueError, match="thresholds is empty"):
+        threshold_audit((np.zeros(4), np.ones(4)), (np.zeros(4), np.ones(4)), [])
