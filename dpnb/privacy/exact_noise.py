@@ -118,14 +118,20 @@ def _unordered(i: int) -> float:
 _LARGEST = _ordered(float(np.finfo(float).max))
 
 
-def _preimage(f, y: float) -> tuple[float, float] | None:
+def _preimage(f, y: float, bracket: tuple[float, float] | None = None) -> tuple[float, float] | None:
     """The doubles ``t`` with ``f(t) == y``, for ``f`` nondecreasing on doubles: ``(lo, hi)`` or None.
 
-    Found by bisection over the ordered doubles, so no double is skipped.
+    Found by bisection over the ordered doubles, so no double is skipped: over all of them (64 steps
+    per end), or over ``bracket = (a, b)`` when ``f(a) < y < f(b)`` holds, which puts every such ``t``
+    strictly inside it (``f`` is nondecreasing), so the answer is the same, in fewer steps; a bracket
+    that does not hold is ignored.
     """
+    start, stop = -_LARGEST, _LARGEST
+    if bracket is not None and f(bracket[0]) < y < f(bracket[1]):
+        start, stop = _ordered(bracket[0]), _ordered(bracket[1])
 
-    def first_at_least(target):  # smallest ordered t with f(t) >= target
-        lo, hi = -_LARGEST, _LARGEST
+    def first_at_least(target):  # smallest ordered t in [start, stop] with f(t) >= target
+        lo, hi = start, stop
         if f(_unordered(hi)) < target:
             return None
         while lo < hi:
@@ -142,6 +148,19 @@ def _preimage(f, y: float) -> tuple[float, float] | None:
     above = first_at_least(math.nextafter(y, math.inf))
     hi = _LARGEST if above is None else above - 1
     return _unordered(lo), _unordered(hi)
+
+
+def _sum_preimage(x: float, y: float) -> tuple[float, float] | None:
+    """The doubles ``t`` with ``fl(x + t) == y``: ``(lo, hi)`` or None (:func:`_preimage` of ``t -> x + t``).
+
+    Every such ``t`` lies within ``ulp(y)`` of ``y - x`` (rounding to nearest moves a sum by at most half an ulp
+    of the result), so the bisection starts from ``fl(y - x)`` widened by twice ``ulp(y) + ulp(y - x)`` (which
+    also covers the rounding of ``y - x`` and of the widening); :func:`_preimage` checks the bracket before using it.
+    """
+    centre = y - x
+    margin = 2.0 * (math.ulp(y) + math.ulp(centre))
+    bracket = (centre - margin, centre + margin)
+    return _preimage(lambda t: x + t, y, bracket if all(map(math.isfinite, bracket)) else None)
 
 
 def _ulp_margin(lo: float, hi: float) -> float:
@@ -161,7 +180,7 @@ def laplace_reachable(y: float, x: float, scale: float) -> bool:
     """
     from decimal import Decimal, localcontext
 
-    pre = _preimage(lambda t: x + t, y)
+    pre = _sum_preimage(x, y)
     if pre is None:
         return False
     lo, hi = pre
@@ -230,7 +249,7 @@ def gaussian_reachable(y: float, x: float, sigma: float, widths: np.ndarray) -> 
     tail start ``r``. This returns False only when no such ``z`` (and no ``|z| >= r``) gives ``y``:
     a certain exclusion; True means "not excluded".
     """
-    pre_t = _preimage(lambda t: x + t, y)
+    pre_t = _sum_preimage(x, y)
     if pre_t is None:
         return False
     t_lo, t_hi = pre_t

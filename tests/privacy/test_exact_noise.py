@@ -554,3 +554,25 @@ def test_zcdp_rho_for_a_delta_near_one_is_bracketed(epsilon, delta):
     assert rho > en.zcdp_rho(epsilon, 0.5)
     release = gaussian_mechanism(np.zeros(3), 1.0, epsilon, delta, random_state=0, noise="exact")
     assert np.all(np.isfinite(release))
+
+
+def _special_doubles(rng, size):
+    """Doubles from every scale, with zeros, subnormals, the largest finite ones and infinities among them."""
+    pool = np.array([0.0, -0.0, 5e-324, -5e-324, 2.2e-308, 1.0, -1.0, 0.5, 1.7976931348623157e308, -1.7e308, np.inf])
+    wide = rng.choice([-1.0, 1.0], size) * 2.0 ** rng.uniform(-1074, 1023, size)
+    return np.where(rng.random(size) < 0.2, rng.choice(pool, size), wide)
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_the_bracketed_sum_preimage_is_the_full_bisection(seed):
+    """fl(x + t) == y: the bisection from a bracket around y - x finds the interval the bisection over all doubles
+    finds (or both find none), for x and y from every scale and for y = fl(x + t) with t at any scale."""
+    rng = np.random.default_rng(seed)
+    x = _special_doubles(rng, 150)
+    with np.errstate(over="ignore", invalid="ignore"):
+        t = np.where(rng.random(150) < 0.5, _special_doubles(rng, 150), x * rng.uniform(-2, 2, 150))
+        hits = x + t
+    ys = np.where(rng.random(150) < 0.7, hits, _special_doubles(rng, 150))
+    for xi, yi in zip(x.tolist(), ys.tolist(), strict=True):
+        expected = en._preimage(lambda s, xi=xi: xi + s, yi)
+        assert en._sum_preimage(xi, yi) == expected, (xi, yi)
