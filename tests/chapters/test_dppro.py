@@ -117,6 +117,22 @@ def test_release_scores_match_one_call_per_run():
     assert np.isclose(np.mean(chunked), (row @ R @ direction)[0], atol=4 * 0.5 * np.linalg.norm(direction) / 5)
 
 
+@pytest.mark.parametrize("sigma", [0.0, 0.5])
+def test_release_scores_are_the_stacked_release_with_the_same_draws(sigma):
+    """The product row R formed once: the scores of project_and_perturb on stacked copies of the row, to round-off,
+    and the generator left where those calls leave it (the same draws, none at sigma = 0)."""
+    R, row, direction = _R(), np.linspace(0.0, 1.0, 6)[None, :], np.array([1.0, -2.0, 0.5])
+    fast, slow = stream(0, "s"), stream(0, "s")
+    got = release_scores(row, direction, R, sigma, 23, random_state=fast, chunk=10)
+    expected = np.concatenate(
+        [dppro.project_and_perturb(np.repeat(row, m, 0), R, sigma, random_state=slow) @ direction for m in (10, 10, 3)]
+    )
+    assert np.allclose(got, expected, rtol=1e-13, atol=1e-13)
+    assert fast.bit_generator.state == slow.bit_generator.state
+    with pytest.raises(ValueError, match="sigma"):
+        release_scores(row, direction, R, -1.0, 5, random_state=fast)
+
+
 def test_audit_release_flags_tiny_noise_only():
     R = _R(d=6, k=3)
     X, X_prime = attribute_flip_pair(R)
