@@ -52,7 +52,7 @@ $(STAMP): pyproject.toml constraints.txt $(if $(wildcard $(STAMP)),$(if $(filter
 	@test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt uv && \
 	  $(BIN)/python -m uv pip install --quiet --python $(BIN)/python -c constraints.txt -e '.[$(EXTRAS)]' && \
-	  { $(BIN)/python -m compileall -q -j 0 -x '/tests?/' "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || \
+	  { $(BIN)/python -m compileall -q -j 0 -x '/site-packages/(.*/)?tests?/' "$$($(BIN)/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')" || \
 	    echo "the files above did not compile to bytecode: Python compiles them when they are imported"; } || \
 	  { echo "uv could not install the environment: installing it with pip"; \
 	    $(BIN)/python -m pip install --quiet --disable-pip-version-check -c constraints.txt -e '.[$(EXTRAS)]'; }

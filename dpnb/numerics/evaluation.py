@@ -128,7 +128,8 @@ def _score_interval(score, rtol: float) -> tuple[float, float, float]:
 
 
 def _float_vector(scores) -> bool:
-    return isinstance(scores, np.ndarray) and scores.ndim == 1 and scores.dtype.kind == "f"
+    """A plain 1-d float ndarray (not a subclass: the array path would see a masked array's masked scores)."""
+    return type(scores) is np.ndarray and scores.ndim == 1 and scores.dtype.kind == "f"
 
 
 def _tied_in_vector(values: np.ndarray, higher_is_better: bool, rtol: float) -> list:
@@ -138,12 +139,14 @@ def _tied_in_vector(values: np.ndarray, higher_is_better: bool, rtol: float) -> 
     values = values.astype(np.float64)  # float32 -> float64 is exact, as float() of each score is
     if np.isnan(values).any():
         raise ValueError("a score is NaN: a tie with NaN is undefined; drop or fix that score first")
-    with np.errstate(over="ignore", invalid="ignore"):
+    with np.errstate(
+        over="ignore", invalid="ignore"
+    ):  # near the largest double v ± slack rounds to ±inf, as it does per score
         slack = np.where(np.isfinite(values), rtol * np.maximum(1.0, np.abs(values)), 0.0)
-    best = int(np.argmax(values if higher_is_better else -values))
-    if higher_is_better:
-        return np.flatnonzero(values + slack >= values[best] - slack[best]).tolist()
-    return np.flatnonzero(values - slack <= values[best] + slack[best]).tolist()
+        best = int(np.argmax(values if higher_is_better else -values))
+        if higher_is_better:
+            return np.flatnonzero(values + slack >= values[best] - slack[best]).tolist()
+        return np.flatnonzero(values - slack <= values[best] + slack[best]).tolist()
 
 
 def tied_with_best(scores, *, higher_is_better: bool = True, rtol: float = ROUNDOFF_RTOL) -> list:
@@ -173,7 +176,7 @@ def tied_with_best(scores, *, higher_is_better: bool = True, rtol: float = ROUND
         items = list(scores.items())
     elif isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__"):
         raise TypeError(f"scores must be a mapping or a sequence, got {type(scores).__name__}")
-    elif _float_vector(scores):
+    elif _float_vector(scores) and isinstance(rtol, (int, float)):
         items = scores
     else:
         items = list(enumerate(scores.tolist() if isinstance(scores, np.ndarray) else scores))
@@ -181,8 +184,8 @@ def tied_with_best(scores, *, higher_is_better: bool = True, rtol: float = ROUND
         raise ValueError("scores is empty: there is no best")
     if not isinstance(rtol, numbers.Real) or not 0 <= rtol < 1:
         raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
-    if _float_vector(items):
-        return _tied_in_vector(items, higher_is_better, rtol)
+    if _float_vector(items) and isinstance(rtol, (int, float)):
+        return _tied_in_vector(items, higher_is_better, float(rtol))
     spans = {key: _score_interval(score, rtol) for key, score in items}
     sign = 1.0 if higher_is_better else -1.0
     best = max(spans.values(), key=lambda s: sign * s[0])

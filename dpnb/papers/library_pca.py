@@ -44,7 +44,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpnb.ground.validation import check_choice, check_epsilon, check_integer, check_positive, check_square
-from dpnb.papers.library_samplers import RULES, _nodes, _stacked_log_density, log_density
+from dpnb.papers.library_samplers import RULES, _checked_nodes, _nodes, _stacked_log_density, log_density
 
 LIBRARIES = ("diffprivlib", "opendp")
 
@@ -146,7 +146,7 @@ def vector_loss(C, C_prime, epsilon, *, rule: str = "library", n_nodes: int = 20
     C, C_prime = check_square(C, "C"), check_square(C_prime, "C_prime")
     if C.shape != C_prime.shape:
         raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
-    nodes, _ = _nodes(C.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, _ = _checked_nodes(C.shape[0], n_nodes)
     axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
     U = np.concatenate([nodes, axes])  # the densities are even: -axes add nothing
     ratio = log_density(U, C, epsilon, rule=_check_rule(rule), n_nodes=n_nodes) - log_density(

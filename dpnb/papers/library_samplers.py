@@ -328,6 +328,12 @@ def sphere_quadrature(d: int, n_nodes: int = 200) -> tuple[np.ndarray, np.ndarra
     return points, np.repeat(wt, phi.size) / (2 * phi.size)
 
 
+def _checked_nodes(d, n_nodes) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`_nodes` after checking ``d``, then ``n_nodes``, in :func:`sphere_quadrature`'s order."""
+    d = check_integer(d, "d", minimum=2)
+    return _nodes(d, check_integer(n_nodes, "n_nodes", minimum=8))
+
+
 @functools.lru_cache(maxsize=16)
 def _nodes(d: int, n_nodes: int) -> tuple[np.ndarray, np.ndarray]:
     """:func:`sphere_quadrature`, computed once per ``(d, n_nodes)`` (read-only arrays)."""
@@ -395,7 +401,7 @@ def _loss_on_points(C, C_prime, epsilon, sensitivity, rule, n_nodes) -> tuple[np
     C_prime = _check_symmetric(C_prime, "C_prime")
     if C.shape != C_prime.shape:
         raise ValueError(f"C and C_prime must have the same shape, got {C.shape} and {C_prime.shape}")
-    nodes, _ = _nodes(C.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, _ = _checked_nodes(C.shape[0], n_nodes)
     axes = np.concatenate([np.linalg.eigh(C)[1].T, np.linalg.eigh(C_prime)[1].T])
     U = np.concatenate([nodes, axes, -axes])
     diff = np.abs(
@@ -432,7 +438,7 @@ def second_moments(C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     """``E[u u^T]`` under the output density of a sampler with ``rule`` (quadrature, d = 2, 3)."""
     rule = _check_rule(rule)
     A = bingham_parameter(C, epsilon, sensitivity)
-    nodes, weights = _nodes(A.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, weights = _checked_nodes(A.shape[0], n_nodes)
     log_f = _unnormalised_log_density(nodes, A, rule)
     f = weights * np.exp(log_f - log_f.max())
     return np.einsum("p,pi,pj->ij", f, nodes, nodes) / f.sum()
@@ -464,7 +470,7 @@ def acceptance_rate(
         U = acg_proposals(A, check_integer(n_proposals, "n_proposals"), random_state=random_state)
         return float(np.mean(np.exp(log_acceptance(U, A, rule))))
     _, omega, _ = acg_envelope(A)
-    nodes, weights = _nodes(q, check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, weights = _checked_nodes(q, n_nodes)
     log_acg = 0.5 * np.linalg.slogdet(omega)[1] - q / 2 * np.log(_quad(nodes, omega))
     return float(weights @ np.exp(log_acg + log_acceptance(nodes, A, rule)))
 
@@ -538,7 +544,7 @@ def log_density_query(epsilon, *, d: int = 3, sensitivity=1.0, rule: str = "kgm"
     epsilon = check_epsilon(epsilon, allow_infinite=False)
     sensitivity = check_positive(sensitivity, "sensitivity")
     rule = _check_rule(rule)
-    nodes, weights = _nodes(check_integer(d, "d", minimum=2), check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, weights = _checked_nodes(d, n_nodes)
     scale = epsilon / (4 * sensitivity)
 
     def query(X):

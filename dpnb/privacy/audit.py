@@ -706,6 +706,10 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
     confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
     sorted_sel = [np.sort(np.asarray(x, dtype=float).ravel()) for x in selection]
     m_sel = sorted_sel[0].size
+    if m_sel < 1 or any(x.size != m_sel for x in sorted_sel):
+        raise ValueError(
+            f"the selection halves must hold the same positive number of runs, got {[x.size for x in sorted_sel]}"
+        )
     thresholds = list(thresholds)
     if not thresholds:
         raise ValueError("thresholds is empty: pass at least one threshold to choose the event from")

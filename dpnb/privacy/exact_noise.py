@@ -157,9 +157,12 @@ def _sum_preimage(x: float, y: float) -> tuple[float, float] | None:
     of the result), so the bisection starts from ``fl(y - x)`` widened by twice ``ulp(y) + ulp(y - x)`` (which
     also covers the rounding of ``y - x`` and of the widening); :func:`_preimage` checks the bracket before using it.
     """
-    centre = y - x
-    margin = 2.0 * (math.ulp(y) + math.ulp(centre))
-    bracket = (centre - margin, centre + margin)
+    try:  # Python floats: an overflow is inf, not a warning; an int beyond the float range has no bracket
+        centre = float(y) - float(x)
+        margin = 2.0 * (math.ulp(float(y)) + math.ulp(centre))
+        bracket = (centre - margin, centre + margin)
+    except OverflowError:
+        bracket = (math.inf, math.inf)
     return _preimage(lambda t: x + t, y, bracket if all(map(math.isfinite, bracket)) else None)
 
 

@@ -80,8 +80,9 @@ def test_tied_with_best_intervals_tie_when_they_overlap():
 
 def _near_ties(rng, n):
     """Scores with exact ties, round-off-close pairs, real differences, infinities and zeros of either sign."""
-    base = rng.choice([0.0, -0.0, 1.0, -1.0, 0.3, 1e300, -1e-300, np.inf, -np.inf], size=n)
-    nudged = base * (1 + rng.choice([0.0, 1e-16, 5e-10, 1e-9, 2e-9, 1e-6], size=n) * rng.choice([-1, 1], size=n))
+    base = rng.choice([0.0, -0.0, 1.0, -1.0, 0.3, 1e300, -1e-300, 1.7976931348623157e308, np.inf, -np.inf], size=n)
+    with np.errstate(over="ignore"):  # the largest double times (1 + 1e-6) is inf, a value like any other here
+        nudged = base * (1 + rng.choice([0.0, 1e-16, 5e-10, 1e-9, 2e-9, 1e-6], size=n) * rng.choice([-1, 1], size=n))
     return np.where(rng.random(n) < 0.5, nudged, rng.standard_normal(n) * 10.0 ** rng.integers(-12, 12, size=n))
 
 
@@ -94,9 +95,31 @@ def test_tied_with_best_on_a_float_array_is_the_rule_applied_score_by_score(seed
     with np.errstate(over="ignore"):
         single = values.astype(np.float32)  # 1e300 becomes inf
     for higher in (True, False):
-        for array in (values, single, values[::-1][::-1]):
+        for array in (values, single, np.repeat(values, 2)[::2]):  # contiguous, float32, strided
             expected = tied_with_best([float(v) for v in array], higher_is_better=higher, rtol=rtol)
             assert tied_with_best(array, higher_is_better=higher, rtol=rtol) == expected
+
+
+def test_tied_with_best_takes_the_array_path_for_plain_float_arrays_only(monkeypatch):
+    """A plain 1-d float array with a Python-number rtol never calls the per-score function; a masked array or a
+    NumPy-scalar rtol goes score by score, as before (a masked score is not a number; a float32 rtol rounds)."""
+    import warnings
+
+    from dpnb.numerics import evaluation
+
+    assert tied_with_best(np.array([1.0, 1.0 + 1e-8]), rtol=np.float32(1e-9)) == [0, 1]  # float32 arithmetic
+    with pytest.raises(TypeError):
+        tied_with_best(np.ma.masked_array([1.0, 5.0, 2.0], mask=[0, 1, 0]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # v ± slack overflowing to inf warns on neither path
+        assert tied_with_best(np.array([1.7976931348623157e308, 1.0])) == [0]
+
+    def refuse(*args):
+        raise AssertionError("the per-score path ran")
+
+    monkeypatch.setattr(evaluation, "_score_interval", refuse)
+    assert tied_with_best(np.array([2.0, 1.0, 2.0]), rtol=0) == [0, 2]
+    assert tied_with_best(np.array([2.0, 1.0], dtype=np.float32), higher_is_better=False) == [1]
 
 
 def test_tied_with_best_on_a_float_array_refuses_what_the_per_score_path_refuses():

@@ -461,7 +461,7 @@ def test_threshold_audit_picks_the_first_best_event_of_the_scalar_definition(see
     sel = (np.round(rng.standard_normal(m), 1), np.round(rng.standard_normal(m) + shift, 1))
     ev = (np.round(rng.standard_normal(m), 1), np.round(rng.standard_normal(m) + shift, 1))
     thresholds = np.unique(np.round(rng.uniform(-4, 6, size=int(rng.integers(1, 40))), 1))
-    delta, alpha = float(rng.choice([0.0, 1e-3, 0.2])), 0.05
+    delta, alpha = float(rng.choice([0.0, 1e-3, 0.2])), float(rng.choice([0.05, 0.5, 1e-6]))
     e, t, (side, num, den) = _first_best_event(sel, thresholds, delta, alpha)
     got = threshold_audit(sel, ev, thresholds, delta=delta, alpha=alpha)
     assert got.threshold == t and got.direction.startswith("X over" if num == 0 else "X_prime over")
@@ -471,8 +471,12 @@ def test_threshold_audit_picks_the_first_best_event_of_the_scalar_definition(see
     assert got.epsilon_lower == max(0.0, float(_event_epsilon(k[num], k[den], m, delta, 1 - alpha)))
 
 
-def test_threshold_audit_refuses_no_thresholds():
+def test_threshold_audit_refuses_no_thresholds_and_unequal_or_empty_halves():
     from dpnb.privacy.audit import threshold_audit
 
+    ev = (np.zeros(4), np.ones(4))
     with pytest.raises(ValueError, match="thresholds is empty"):
-        threshold_audit((np.zeros(4), np.ones(4)), (np.zeros(4), np.ones(4)), [])
+        threshold_audit((np.zeros(4), np.ones(4)), ev, [])
+    for sel in ((np.arange(3.0), np.arange(6.0)), (np.array([]), np.array([]))):
+        with pytest.raises(ValueError, match="same positive number of runs"):
+            threshold_audit(sel, ev, [0.5])

@@ -573,6 +573,22 @@ def test_the_bracketed_sum_preimage_is_the_full_bisection(seed):
         t = np.where(rng.random(150) < 0.5, _special_doubles(rng, 150), x * rng.uniform(-2, 2, 150))
         hits = x + t
     ys = np.where(rng.random(150) < 0.7, hits, _special_doubles(rng, 150))
+    ys[:3] = [-np.inf, np.nan, x[3]]
     for xi, yi in zip(x.tolist(), ys.tolist(), strict=True):
         expected = en._preimage(lambda s, xi=xi: xi + s, yi)
         assert en._sum_preimage(xi, yi) == expected, (xi, yi)
+
+
+def test_the_sum_preimage_uses_its_bracket_and_takes_numpy_scalars_and_huge_integers(monkeypatch):
+    import warnings
+
+    biggest = 1.7976931348623157e308
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # y - x overflows: no bracket and no warning
+        assert en._sum_preimage(np.float64(-biggest), np.float64(biggest)) is None
+    assert en._sum_preimage(-(2**1023), 2**1023) is None  # y - x is beyond the float range
+    brackets = []
+    full = en._preimage
+    monkeypatch.setattr(en, "_preimage", lambda f, y, bracket=None: brackets.append(bracket) or full(f, y, bracket))
+    assert en._sum_preimage(1.0, 3.5) == (2.5, 2.5)
+    assert brackets[0] is not None and brackets[0][0] < 2.5 < brackets[0][1]
