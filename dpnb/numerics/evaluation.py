@@ -139,9 +139,8 @@ def _tied_in_vector(values: np.ndarray, higher_is_better: bool, rtol: float) -> 
     values = values.astype(np.float64)  # float32 -> float64 is exact, as float() of each score is
     if np.isnan(values).any():
         raise ValueError("a score is NaN: a tie with NaN is undefined; drop or fix that score first")
-    with np.errstate(
-        over="ignore", invalid="ignore"
-    ):  # near the largest double v ± slack rounds to ±inf, as it does per score
+    # near the largest double v ± slack rounds to ±inf, as it does score by score: no warning either way
+    with np.errstate(over="ignore", invalid="ignore"):
         slack = np.where(np.isfinite(values), rtol * np.maximum(1.0, np.abs(values)), 0.0)
         best = int(np.argmax(values if higher_is_better else -values))
         if higher_is_better:
