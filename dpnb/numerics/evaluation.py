@@ -171,11 +171,12 @@ def tied_with_best(scores, *, higher_is_better: bool = True, rtol: float = ROUND
     list
         The tied keys, in the order of ``scores``.
     """
+    vector = _float_vector(scores) and isinstance(rtol, (int, float))  # the array path (bit for bit the same)
     if isinstance(scores, dict):
         items = list(scores.items())
     elif isinstance(scores, (str, bytes)) or not hasattr(scores, "__len__"):
         raise TypeError(f"scores must be a mapping or a sequence, got {type(scores).__name__}")
-    elif _float_vector(scores) and isinstance(rtol, (int, float)):
+    elif vector:
         items = scores
     else:
         items = list(enumerate(scores.tolist() if isinstance(scores, np.ndarray) else scores))
@@ -183,7 +184,7 @@ def tied_with_best(scores, *, higher_is_better: bool = True, rtol: float = ROUND
         raise ValueError("scores is empty: there is no best")
     if not isinstance(rtol, numbers.Real) or not 0 <= rtol < 1:
         raise ValueError(f"rtol must be in [0, 1), got {rtol!r}")
-    if _float_vector(items) and isinstance(rtol, (int, float)):
+    if vector:
         return _tied_in_vector(items, higher_is_better, float(rtol))
     spans = {key: _score_interval(score, rtol) for key, score in items}
     sign = 1.0 if higher_is_better else -1.0

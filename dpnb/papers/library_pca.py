@@ -44,7 +44,7 @@ import numpy as np
 from scipy.optimize import brentq
 
 from dpnb.ground.validation import check_choice, check_epsilon, check_integer, check_positive, check_square
-from dpnb.papers.library_samplers import RULES, _checked_nodes, _nodes, _stacked_log_density, log_density
+from dpnb.papers.library_samplers import RULES, _checked_nodes, _stacked_log_density, log_density
 
 LIBRARIES = ("diffprivlib", "opendp")
 
@@ -244,7 +244,7 @@ def release_loss_query(epsilon, library: str, *, d: int = 3, rule: str = "librar
     """
     d = check_integer(d, "d", minimum=2)
     budget = release_budgets(epsilon, library, d)
-    nodes, weights = _nodes(d, check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, weights = _checked_nodes(d, n_nodes)
     signs = np.array(list(itertools.product((-1.0, 1.0), repeat=d)))
     vector_scale = budget["vector_epsilon"] / 4  # Bingham's exp(epsilon u^T C u / 4), sensitivity 1
     rule = _check_rule(rule)

@@ -388,7 +388,7 @@ def log_density(U, C, epsilon, *, sensitivity=1.0, rule: str = "kgm", n_nodes: i
     rule = _check_rule(rule)
     A = bingham_parameter(C, epsilon, sensitivity)
     U = _check_points(U, A.shape[0])
-    nodes, weights = _nodes(A.shape[0], check_integer(n_nodes, "n_nodes", minimum=8))
+    nodes, weights = _checked_nodes(A.shape[0], n_nodes)
     log_f = _unnormalised_log_density(nodes, A, rule)
     shift = log_f.max()
     log_z = shift + np.log(weights @ np.exp(log_f - shift))
