@@ -4,8 +4,8 @@ The papermill run executes each notebook on an emulated other machine (every red
 decomposition reordered, OpenBLAS's Piledriver kernels on one thread: ``reordered`` in
 :mod:`dpnb.tools.portability`) and requires its verdicts and every text output to equal the committed
 ones. nbval (in the same pytest session in ``make test``) re-executes the committed ``.ipynb`` files
-under another configuration (Prescott kernels, two threads, NumPy's SIMD dispatch off) and compares
-again.
+under another configuration (Prescott kernels, a kernel started with two BLAS threads, NumPy's SIMD dispatch
+off) and compares again; every chapter limits BLAS to one thread in its imports cell, which a test here checks.
 """
 
 import ast
@@ -82,6 +82,50 @@ def test_parameters_cell(path):
     assert "check_parameters(globals())" in following.source, (
         "the cell after the parameters must validate them: check_parameters(globals()) and range checks"
     )
+
+
+def _pins_one_blas_thread(source: str) -> bool:
+    """Whether ``source`` calls ``threadpool_limits(1)`` as a statement of its own (not inside a ``with`` or a def)."""
+    return any(
+        isinstance(stmt, ast.Expr)
+        and isinstance(stmt.value, ast.Call)
+        and getattr(stmt.value.func, "id", None) == "threadpool_limits"
+        and [ast.literal_eval(a) for a in stmt.value.args] == [1]
+        and not stmt.value.keywords
+        for stmt in ast.parse(source).body
+    )
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)
+def test_the_import_cell_pins_one_blas_thread(path):
+    """Outputs cannot depend on the machine's core count: the cell after the validation limits BLAS to one thread.
+
+    nbval's kernel starts with two (``prescott-2threads-nosimd``), so a chapter without the pin would also run its
+    small products on two threads beside the other pytest worker, several times slower (the primer's attack cell:
+    1.6 s alone, 26 s beside one busy process).
+    """
+    nb = nbformat.read(path, as_version=4)
+    code = [c for c in nb.cells if c.cell_type == "code"]
+    validation = next(i for i, c in enumerate(code) if "check_parameters(globals())" in c.source)
+    assert _pins_one_blas_thread(code[validation + 1].source), (
+        "the imports cell (after check_parameters) must call threadpool_limits(1) at its top level"
+    )
+
+
+@pytest.mark.parametrize(
+    "source, pins",
+    [
+        ("threadpool_limits(1)", True),
+        ("x = 1\nthreadpool_limits(1)  # a comment", True),
+        ("threadpool_limits(2)", False),
+        ("threadpool_limits(limits=1)", False),
+        ("with threadpool_limits(1):\n    pass", False),
+        ("def f():\n    threadpool_limits(1)", False),
+        ("import numpy as np", False),
+    ],
+)
+def test_the_pin_check_reads_only_a_top_level_call(source, pins):
+    assert _pins_one_blas_thread(source) is pins
 
 
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=ids)

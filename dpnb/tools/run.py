@@ -45,9 +45,10 @@ is refused with one line naming the file and the line.
 Workers: by default the notebooks run two at a time (``--workers 2``), as tasks on a Dask
 ``LocalCluster`` of worker processes. Every notebook's kernel is limited to one BLAS/OpenMP thread,
 whatever the number of workers, so that N workers use N cores without oversubscription and the run
-scales with the workers (outputs do not depend on the thread count: ``make test`` checks them under
-one and two threads). ``--workers 1`` runs them one after another in this process. ``--scheduler tcp://host:port`` sends
-them to an existing Dask cluster instead (its workers need this repository and its environment).
+scales with the workers (outputs do not depend on the thread count: every chapter also limits BLAS to one
+thread itself, and ``make test`` starts its kernels with one and with two). ``--workers 1`` runs them one
+after another in this process. ``--scheduler tcp://host:port`` sends them to an existing Dask cluster
+instead (its workers need this repository and its environment).
 The longest notebooks start first, by the wall times of the previous run of the same profile into
 the same output folder (``<output>/run.json``, which also records this run's times), or, on a
 machine with no such run, by the measured times committed in ``notebooks/profiles/wall_seconds.yml``.
