@@ -41,7 +41,6 @@ from dpnb.ground.validation import (
     check_positive,
     check_random_state,
 )
-from dpnb.numerics.stats import clopper_pearson
 
 
 # --------------------------------------------------------------------------------------
@@ -665,18 +664,13 @@ class EpsilonAudit:
         return base + (f"; claimed {self.claimed:.{precision}f}: " + ("VIOLATED" if self.violates else "consistent"))
 
 
-def _event_epsilon(k_num, k_den, m, delta, confidence):
-    lo_num = clopper_pearson(k_num, m, confidence)[0]
-    hi_den = clopper_pearson(k_den, m, confidence)[1]
-    num = lo_num - delta
-    return np.log(num / hi_den) if num > 0 and hi_den > 0 else 0.0
-
-
 def _event_epsilons(k_num, k_den, m, delta, confidence) -> np.ndarray:
-    """:func:`_event_epsilon` of every pair of counts in two same-shape integer arrays, element by element.
+    """``log((P_lower[k_num] - delta) / P_upper[k_den])`` (0 where that is undefined) element by element, for two
+    same-shape integer arrays of counts out of ``m`` runs.
 
-    One SciPy Beta quantile per distinct count, the same calls as :func:`dpnb.numerics.stats.clopper_pearson`'s
-    (so the same values), instead of two Python-level calls per pair.
+    ``P_lower`` and ``P_upper`` are the ends of :func:`dpnb.numerics.stats.clopper_pearson`'s interval at
+    ``confidence``, from the same SciPy Beta quantiles (so the same values), one per distinct count instead of
+    two Python-level calls per pair.
     """
     a = (1 - confidence) / 2
     counts = np.unique(np.concatenate([k_num.ravel(), k_den.ravel()]))
@@ -710,6 +704,12 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
         raise ValueError(
             f"the selection halves must hold the same positive number of runs, got {[x.size for x in sorted_sel]}"
         )
+    evaluation = [np.asarray(x, dtype=float).ravel() for x in evaluation]
+    m_ev = evaluation[0].size
+    if m_ev < 1 or any(x.size != m_ev for x in evaluation):
+        raise ValueError(
+            f"the evaluation halves must hold the same positive number of runs, got {[x.size for x in evaluation]}"
+        )
     thresholds = list(thresholds)
     if not thresholds:
         raise ValueError("thresholds is empty: pass at least one threshold to choose the event from")
@@ -727,10 +727,8 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
     )
     best = int(np.argmax(plug_in))  # the first largest, in the order (threshold, side, order of the pair)
     t, (side, num, den) = thresholds[best // len(events)], events[best % len(events)]
-    m_ev = len(evaluation[0])
-    evaluation = [np.asarray(x, dtype=float).ravel() for x in evaluation]
     k = [int(np.sum(x > t)) if side == "above" else int(np.sum(x < t)) for x in evaluation]
-    eps_lb = max(0.0, float(_event_epsilon(k[num], k[den], m_ev, delta, confidence)))
+    eps_lb = max(0.0, float(_event_epsilons(np.array([k[num]]), np.array([k[den]]), m_ev, delta, confidence)[0]))
     label = f"{'X' if num == 0 else 'X_prime'} over {'X_prime' if num == 0 else 'X'}, statistic {side} threshold"
     return EpsilonAudit(
         epsilon_lower=eps_lb,

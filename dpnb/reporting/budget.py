@@ -155,7 +155,7 @@ class TimeBudget:
     Parameters
     ----------
     seconds : float
-        Wall-time budget of each fit.
+        CPU-time budget of each fit (one BLAS thread), as :func:`run_with_budget` counts it.
     """
 
     def __init__(self, seconds: float):

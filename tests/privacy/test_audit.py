@@ -432,10 +432,17 @@ def test_replace_row_bad_input(args, error, match):
         replace_row(*args)
 
 
+def _event_epsilon(k_num, k_den, m, delta, confidence):
+    """The bound of one event from two Clopper-Pearson calls (the definition threshold_audit computes array-wide)."""
+    from dpnb.numerics.stats import clopper_pearson
+
+    num = clopper_pearson(k_num, m, confidence)[0] - delta
+    high = clopper_pearson(k_den, m, confidence)[1]
+    return np.log(num / high) if num > 0 and high > 0 else 0.0
+
+
 def _first_best_event(selection, thresholds, delta, alpha):
     """The event the selection half picks, one threshold and one Clopper-Pearson call at a time (the definition)."""
-    from dpnb.privacy.audit import _event_epsilon
-
     m = len(selection[0])
     best = (-np.inf, None, None)
     for t in thresholds:
@@ -453,7 +460,7 @@ def _first_best_event(selection, thresholds, delta, alpha):
 def test_threshold_audit_picks_the_first_best_event_of_the_scalar_definition(seed):
     """The array-wide selection gives the event (threshold, side, order) and bound of the scalar loop, bit for bit,
     ties included: statistics on a coarse grid, so many thresholds and events share one plug-in bound."""
-    from dpnb.privacy.audit import _event_epsilon, threshold_audit
+    from dpnb.privacy.audit import threshold_audit
 
     rng = np.random.default_rng(seed)
     m = int(rng.choice([3, 40, 500]))
@@ -478,5 +485,9 @@ def test_threshold_audit_refuses_no_thresholds_and_unequal_or_empty_halves():
     with pytest.raises(ValueError, match="thresholds is empty"):
         threshold_audit((np.zeros(4), np.ones(4)), ev, [])
     for sel in ((np.arange(3.0), np.arange(6.0)), (np.array([]), np.array([]))):
-        with pytest.raises(ValueError, match="same positive number of runs"):
+        with pytest.raises(ValueError, match="selection halves must hold the same positive number of runs"):
             threshold_audit(sel, ev, [0.5])
+    # both evaluation counts used to be taken out of the first half's size: silently wrong when it was the longer
+    for bad in ((np.zeros(4), np.ones(6)), (np.zeros(6), np.ones(4)), (np.array([]), np.array([]))):
+        with pytest.raises(ValueError, match="evaluation halves must hold the same positive number of runs"):
+            threshold_audit((np.zeros(4), np.ones(4)), bad, [0.5])
