@@ -79,8 +79,10 @@ test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
 	$(BIN)/ruff format --check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
 	$(BIN)/python -m dpnb.tools.portability kernelspec prescott-2threads-nosimd build/kernels
-	@# the book (one core, from the committed notebooks) builds beside the tests, its output printed after theirs
+	@# the book (one core, from the committed notebooks) builds beside the tests, its output printed after theirs;
+	@# the numba kernels are compiled into their cache first, once, not by every process that starts at once
 	($(MAKE) --no-print-directory book > build/book.log 2>&1; echo $$? > build/book.status) & \
+	$(BIN)/python -m dpnb.tools.precompile --jobs 2 && \
 	JUPYTER_PATH=$(CURDIR)/build/kernels $(BIN)/python -m pytest -n 2 tests $(NOTEBOOKS) \
 	  --nbval --nbval-kernel-name dpnb-prescott-2threads-nosimd --nbval-sanitize-with tests/sanitize.cfg; \
 	tests=$$?; wait; cat build/book.log; book=$$(cat build/book.status); \
