@@ -73,16 +73,14 @@ run: venv
 
 ## make test: lint (code and format, notebooks included), then one pytest session on two workers: the unit tests, a
 ## papermill run of every notebook on one emulated other machine (every reduction reordered, Piledriver kernels) that
-## must reproduce the committed outputs and verdicts, and nbval on another (Prescott kernels on two threads, NumPy's
-## SIMD off); the book builds meanwhile
+## must reproduce the committed outputs and verdicts, and nbval on another (Prescott kernels, a kernel started with two
+## BLAS threads, NumPy's SIMD off); the book builds meanwhile
 test: venv
 	$(BIN)/ruff check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
 	$(BIN)/ruff format --check dpnb tests benchmarks book notebooks/bug_reports $(NOTEBOOKS)
 	$(BIN)/python -m dpnb.tools.portability kernelspec prescott-2threads-nosimd build/kernels
-	@# the book (one core, from the committed notebooks) builds beside the tests, its output printed after theirs;
-	@# the numba kernels are compiled into their cache first, once, not by every process that starts at once
+	@# the book (one core, from the committed notebooks) builds beside the tests, its output printed after theirs
 	($(MAKE) --no-print-directory book > build/book.log 2>&1; echo $$? > build/book.status) & \
-	$(BIN)/python -m dpnb.tools.precompile --jobs 2 && \
 	JUPYTER_PATH=$(CURDIR)/build/kernels $(BIN)/python -m pytest -n 2 tests $(NOTEBOOKS) \
 	  --nbval --nbval-kernel-name dpnb-prescott-2threads-nosimd --nbval-sanitize-with tests/sanitize.cfg; \
 	tests=$$?; wait; cat build/book.log; book=$$(cat build/book.status); \

@@ -85,12 +85,16 @@ def test_parameters_cell(path):
 
 
 def _pins_one_blas_thread(source: str) -> bool:
-    """Whether ``source`` calls ``threadpool_limits(1)`` as a statement of its own (not inside a ``with`` or a def)."""
+    """Whether ``source`` calls ``threadpool_limits(1)`` (the integer literal 1) as a statement of its own (not
+    inside a ``with`` or a def)."""
     return any(
         isinstance(stmt, ast.Expr)
         and isinstance(stmt.value, ast.Call)
         and getattr(stmt.value.func, "id", None) == "threadpool_limits"
-        and [ast.literal_eval(a) for a in stmt.value.args] == [1]
+        and len(stmt.value.args) == 1
+        and isinstance(stmt.value.args[0], ast.Constant)
+        and type(stmt.value.args[0].value) is int
+        and stmt.value.args[0].value == 1
         and not stmt.value.keywords
         for stmt in ast.parse(source).body
     )
@@ -119,6 +123,9 @@ def test_the_import_cell_pins_one_blas_thread(path):
         ("x = 1\nthreadpool_limits(1)  # a comment", True),
         ("threadpool_limits(2)", False),
         ("threadpool_limits(limits=1)", False),
+        ("threadpool_limits(True)", False),
+        ("threadpool_limits(1.0)", False),
+        ("threadpool_limits(n)", False),
         ("with threadpool_limits(1):\n    pass", False),
         ("def f():\n    threadpool_limits(1)", False),
         ("import numpy as np", False),

@@ -686,6 +686,16 @@ def _event_epsilons(k_num, k_den, m, delta, confidence) -> np.ndarray:
     return out
 
 
+def _one_value_per_run(x, half: str) -> np.ndarray:
+    """``x`` as a float vector of one statistic per run (shape ``(runs,)`` or ``(runs, 1)``), else ``ValueError``."""
+    x = np.asarray(x, dtype=float)
+    if x.ndim == 2 and x.shape[1] == 1:
+        x = x[:, 0]
+    if x.ndim != 1:
+        raise ValueError(f"the {half} halves must hold one statistic value per run, got shape {x.shape}")
+    return x
+
+
 def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.0, alpha=0.05) -> EpsilonAudit:
     """The event ``{s > t}`` or ``{s < t}`` chosen on one half of the runs, evaluated on the other.
 
@@ -697,14 +707,16 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
     depend on the evaluation half. Shared by :func:`audit_epsilon` and
     :func:`dpnb.privacy.audit_power.audit_epsilon_tails`.
     """
+    if not 0 < alpha < 1:
+        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
     confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
-    sorted_sel = [np.sort(np.asarray(x, dtype=float).ravel()) for x in selection]
+    sorted_sel = [np.sort(_one_value_per_run(x, "selection")) for x in selection]
     m_sel = sorted_sel[0].size
     if m_sel < 1 or any(x.size != m_sel for x in sorted_sel):
         raise ValueError(
             f"the selection halves must hold the same positive number of runs, got {[x.size for x in sorted_sel]}"
         )
-    evaluation = [np.asarray(x, dtype=float).ravel() for x in evaluation]
+    evaluation = [_one_value_per_run(x, "evaluation") for x in evaluation]
     m_ev = evaluation[0].size
     if m_ev < 1 or any(x.size != m_ev for x in evaluation):
         raise ValueError(

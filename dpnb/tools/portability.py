@@ -163,8 +163,8 @@ def configurations() -> dict[str, dict[str, str]]:
     ``prescott-2threads-nosimd``: OpenBLAS's SSE3 kernels on two threads, and NumPy's dispatched
     SIMD loops (AVX2/AVX-512 on x86-64, SVE/ASIMD extensions on arm64) switched off. Every chapter
     limits BLAS to one thread in its imports cell (``threadpool_limits(1)``, checked by
-    ``tests/test_notebooks.py``), so no output depends on the machine's core count; the kernel's two
-    threads show that the limit holds (whatever runs before it, the imports, runs on two). Its idle BLAS
+    ``tests/test_notebooks.py``), so no output depends on the machine's core count; what runs before
+    the limit (the imports) runs on the kernel's two threads. Its idle BLAS
     thread sleeps after ``2^4`` cycles (``OPENBLAS_THREAD_TIMEOUT=4``, OpenBLAS's least) instead of
     spinning for ``2^28`` (about a tenth of a second) after every call: ``make test`` runs this kernel
     beside other busy processes on as many cores as threads, where a spinning thread takes the core

@@ -491,3 +491,13 @@ def test_threshold_audit_refuses_no_thresholds_and_unequal_or_empty_halves():
     for bad in ((np.zeros(4), np.ones(6)), (np.zeros(6), np.ones(4)), (np.array([]), np.array([]))):
         with pytest.raises(ValueError, match="evaluation halves must hold the same positive number of runs"):
             threshold_audit((np.zeros(4), np.ones(4)), bad, [0.5])
+    # two values per run would count as two runs each (a shape (runs, 1) is one value per run)
+    for which in ("selection", "evaluation"):
+        halves = {"selection": ev, "evaluation": ev} | {which: (np.zeros((4, 2)), np.ones((4, 2)))}
+        with pytest.raises(ValueError, match=rf"the {which} halves must hold one statistic value per run"):
+            threshold_audit(halves["selection"], halves["evaluation"], [0.5])
+    column = threshold_audit((np.zeros((4, 1)), np.ones((4, 1))), (np.zeros((4, 1)), np.ones((4, 1))), [0.5])
+    assert column == threshold_audit((np.zeros(4), np.ones(4)), ev, [0.5])
+    for alpha in (0.0, 1.0, 1.5, -0.1, np.nan):
+        with pytest.raises(ValueError, match="alpha must lie in"):
+            threshold_audit((np.zeros(4), np.ones(4)), ev, [0.5], alpha=alpha)
