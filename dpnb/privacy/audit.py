@@ -37,6 +37,7 @@ from dpnb.ground.validation import (
     check_bounds,
     check_choice,
     check_delta,
+    check_fraction,
     check_integer,
     check_positive,
     check_random_state,
@@ -686,14 +687,20 @@ def _event_epsilons(k_num, k_den, m, delta, confidence) -> np.ndarray:
     return out
 
 
-def _one_value_per_run(x, half: str) -> np.ndarray:
-    """``x`` as a float vector of one statistic per run (shape ``(runs,)`` or ``(runs, 1)``), else ``ValueError``."""
-    x = np.asarray(x, dtype=float)
-    if x.ndim == 2 and x.shape[1] == 1:
-        x = x[:, 0]
-    if x.ndim != 1:
-        raise ValueError(f"the {half} halves must hold one statistic value per run, got shape {x.shape}")
-    return x
+def _checked_halves(pair, half: str) -> list[np.ndarray]:
+    """The two statistics of ``pair`` as float vectors of one value per run (shape ``(runs,)`` or ``(runs, 1)``) and
+    of one positive number of runs, else ``ValueError`` naming the ``half``."""
+    out = []
+    for x in pair:
+        x = np.asarray(x, dtype=float)
+        if x.ndim == 2 and x.shape[1] == 1:
+            x = x[:, 0]
+        if x.ndim != 1:
+            raise ValueError(f"the {half} halves must hold one statistic value per run, got shape {x.shape}")
+        out.append(x)
+    if out[0].size < 1 or any(x.size != out[0].size for x in out):
+        raise ValueError(f"the {half} halves must hold the same positive number of runs, got {[x.size for x in out]}")
+    return out
 
 
 def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.0, alpha=0.05) -> EpsilonAudit:
@@ -707,21 +714,11 @@ def threshold_audit(selection, evaluation, thresholds, *, claimed=None, delta=0.
     depend on the evaluation half. Shared by :func:`audit_epsilon` and
     :func:`dpnb.privacy.audit_power.audit_epsilon_tails`.
     """
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
-    confidence = 1 - alpha  # two one-sided bounds at alpha/2 each
-    sorted_sel = [np.sort(_one_value_per_run(x, "selection")) for x in selection]
+    confidence = 1 - check_fraction(alpha, "alpha", low_open=True)  # two one-sided bounds at alpha/2 each
+    sorted_sel = [np.sort(x) for x in _checked_halves(selection, "selection")]
     m_sel = sorted_sel[0].size
-    if m_sel < 1 or any(x.size != m_sel for x in sorted_sel):
-        raise ValueError(
-            f"the selection halves must hold the same positive number of runs, got {[x.size for x in sorted_sel]}"
-        )
-    evaluation = [_one_value_per_run(x, "evaluation") for x in evaluation]
+    evaluation = _checked_halves(evaluation, "evaluation")
     m_ev = evaluation[0].size
-    if m_ev < 1 or any(x.size != m_ev for x in evaluation):
-        raise ValueError(
-            f"the evaluation halves must hold the same positive number of runs, got {[x.size for x in evaluation]}"
-        )
     thresholds = list(thresholds)
     if not thresholds:
         raise ValueError("thresholds is empty: pass at least one threshold to choose the event from")
@@ -812,8 +809,7 @@ def audit_epsilon(
     True
     """
     n_samples = check_integer(n_samples, "n_samples", minimum=20)
-    if not (0 < alpha < 1):
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    check_fraction(alpha, "alpha", low_open=True)
     if delta != 0:
         delta = check_delta(delta)
     rng = check_random_state(random_state)

@@ -158,8 +158,7 @@ def audit_epsilon_tails(
     n_thresholds = check_integer(n_thresholds, "n_thresholds")
     if s.size < 4 * min_count:
         raise ValueError(f"need at least 4 * min_count = {4 * min_count} runs per dataset, got {s.size}")
-    if not 0 < alpha < 1:
-        raise ValueError(f"alpha must lie in (0, 1), got {alpha!r}")
+    check_fraction(alpha, "alpha", low_open=True)
     if delta != 0:
         delta = check_delta(delta)
     half = s.size // 2

@@ -499,5 +499,5 @@ def test_threshold_audit_refuses_no_thresholds_and_unequal_or_empty_halves():
     column = threshold_audit((np.zeros((4, 1)), np.ones((4, 1))), (np.zeros((4, 1)), np.ones((4, 1))), [0.5])
     assert column == threshold_audit((np.zeros(4), np.ones(4)), ev, [0.5])
     for alpha in (0.0, 1.0, 1.5, -0.1, np.nan):
-        with pytest.raises(ValueError, match="alpha must lie in"):
+        with pytest.raises(ValueError, match=r"alpha must be a number in \(0, 1\)"):
             threshold_audit((np.zeros(4), np.ones(4)), ev, [0.5], alpha=alpha)
