@@ -426,7 +426,7 @@ def _complement_matrix(B, U, shift) -> np.ndarray:
     on the complement, acts as ``B`` compressed to it: its other eigenpairs are those of ``N^T B N``
     for any orthonormal basis ``N`` of the complement. Compiled (``_complement_kernel``).
     """
-    return _complement_kernel(B, np.ascontiguousarray(U), float(shift))
+    return _complement_kernel(np.ascontiguousarray(B), np.ascontiguousarray(U), float(shift))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -436,11 +436,18 @@ def _complement_kernel(B, U, shift):  # pragma: no cover - compiled
     out = np.empty((m, d, d))
     for h in range(m):
         Uh = U[h]
-        BU = B @ Uh
-        H = Uh.T @ BU
+        BU = _product(B, False, Uh, False)
+        H = _product(Uh, True, BU, False)
         for i in range(k1):
             H[i, i] += shift
-        W = (BU - Uh @ (H / 2)) @ Uh.T  # Y U^T
+        for i in range(k1):
+            for j in range(k1):
+                H[i, j] /= 2
+        Y = _product(Uh, False, H, False)
+        for i in range(d):
+            for j in range(k1):
+                Y[i, j] = BU[i, j] - Y[i, j]
+        W = _product(Y, False, Uh, True)  # Y U^T
         for i in range(d):
             for j in range(d):
                 out[h, i, j] = B[i, j] - (W[i, j] + W[j, i])  # exactly symmetric as B is
@@ -524,18 +531,64 @@ def _ritz_top(M, E_top, U) -> np.ndarray:
     the estimate is a lower bound; a few ``d x p`` products instead of a ``d x d`` factorisation.
     Compiled (``_ritz_kernel``: a ``d x p`` QR factorisation and a ``p x p`` ``syevd`` per chain).
     """
-    return _ritz_kernel(M, np.ascontiguousarray(E_top), np.ascontiguousarray(U))
+    return _ritz_kernel(np.ascontiguousarray(M), np.ascontiguousarray(E_top), np.ascontiguousarray(U))
 
 
-def _lapack_external(name: str, n_args: int):
-    """LAPACK's ``name`` (scipy's Cython export) for compiled code: ``n_args`` addresses, as in Fortran."""
-    llvmlite.binding.add_symbol(f"dpnb_{name}", get_cython_function_address("scipy.linalg.cython_lapack", name))
-    return numba.types.ExternalFunction(f"dpnb_{name}", numba.types.void(*n_args * (numba.types.voidptr,)))
+def _fortran_external(library: str, name: str, n_args: int, result=numba.types.void):
+    """``name`` from scipy's Cython export of ``library`` (``"lapack"`` or ``"blas"``) for compiled code: ``n_args``
+    addresses, as in Fortran, and ``result`` (``void`` but for BLAS's dot products)."""
+    address = get_cython_function_address(f"scipy.linalg.cython_{library}", name)
+    llvmlite.binding.add_symbol(f"dpnb_{name}", address)
+    return numba.types.ExternalFunction(f"dpnb_{name}", result(*n_args * (numba.types.voidptr,)))
 
 
 _dgeqrf, _dorgqr, _dsyevd, _dpotrf = (
-    _lapack_external(name, n_args) for name, n_args in (("dgeqrf", 8), ("dorgqr", 9), ("dsyevd", 11), ("dpotrf", 5))
+    _fortran_external("lapack", name, n_args)
+    for name, n_args in (("dgeqrf", 8), ("dorgqr", 9), ("dsyevd", 11), ("dpotrf", 5))
 )
+_CHAR_N, _CHAR_T, _CHAR_UPPER_N, _CHAR_UPPER_L = (ord(c) for c in "ntNL")  # BLAS and LAPACK flags, as bytes
+_dgemm, _dgemv = _fortran_external("blas", "dgemm", 13), _fortran_external("blas", "dgemv", 11)
+_ddot = _fortran_external("blas", "ddot", 5, numba.types.float64)
+
+
+@numba.njit(cache=True, nogil=True)
+def _product(a, a_transposed, b, b_transposed):  # pragma: no cover - compiled
+    """``op(a) @ op(b)`` as a new C-ordered array, ``a`` and ``b`` C-ordered 2-d float64 arrays and ``op(x)`` ``x.T``
+    where ``x_transposed``, else ``x``: through the BLAS call numba's ``@`` makes for those operands (``x.T`` is a
+    Fortran-ordered array there), so the result is the same bit for bit.
+
+    That is ``ddot`` for a ``1 x 1`` result, ``dgemv`` for one row or one column and otherwise ``dgemm`` on the
+    transposed product in Fortran order (``numba/np/linalg.py``: ``dot_3_mm``, ``call_xxgemm``, ``call_xxgemv``).
+    numba's ``@`` compiles its general implementation for every pair of layouts, a second or more each on a first
+    run; this is compiled once.
+    """
+    m, k = (a.shape[1], a.shape[0]) if a_transposed else (a.shape[0], a.shape[1])
+    n = b.shape[0] if b_transposed else b.shape[1]
+    out = np.zeros((m, n))
+    if m == 0 or n == 0 or k == 0:
+        return out
+    ints, reals, flags = np.empty(6, np.int32), np.zeros(2), np.empty(2, np.uint8)
+    reals[0], flags[0], flags[1] = 1.0, _CHAR_N, _CHAR_T  # alpha = 1, beta = 0; "n", "t"
+    if m == 1 and n == 1:
+        ints[0], ints[1] = k, 1
+        out[0, 0] = _ddot(ints[0:].ctypes, a.ctypes, ints[1:].ctypes, b.ctypes, ints[1:].ctypes)
+        return out
+    if m == 1 or n == 1:  # a matrix and a vector: dgemv on the matrix, read as its Fortran view (the C array's rows
+        # are its columns), transposed for a C-ordered matrix on the left or a Fortran-ordered one on the right
+        matrix, vector, transpose = (a, b, not a_transposed) if n == 1 else (b, a, b_transposed)
+        ints[0], ints[1], ints[2] = matrix.shape[1], matrix.shape[0], 1
+        _dgemv(
+            flags[1 if transpose else 0 :].ctypes, ints[0:].ctypes, ints[1:].ctypes, reals[0:].ctypes, matrix.ctypes,
+            ints[0:].ctypes, vector.ctypes, ints[2:].ctypes, reals[1:].ctypes, out.ctypes, ints[2:].ctypes,
+        )  # fmt: skip
+        return out
+    ints[0], ints[1], ints[2], ints[3], ints[4], ints[5] = n, m, k, b.shape[1], a.shape[1], n  # C^T = op(b)^T op(a)^T
+    _dgemm(
+        flags[1 if b_transposed else 0 :].ctypes, flags[1 if a_transposed else 0 :].ctypes, ints[0:].ctypes,
+        ints[1:].ctypes, ints[2:].ctypes, reals[0:].ctypes, b.ctypes, ints[3:].ctypes, a.ctypes, ints[4:].ctypes,
+        reals[1:].ctypes, out.ctypes, ints[5:].ctypes,
+    )  # fmt: skip
+    return out
 
 
 @numba.njit(cache=True, nogil=True)
@@ -550,19 +603,25 @@ def _ritz_kernel(M, E_top, U):  # pragma: no cover - compiled
     top = np.empty(m)
     rows, cols, info = np.array([d], np.int32), np.array([p], np.int32), np.zeros(1, np.int32)
     lwork, lwork_ev, liwork = np.array([3 * p], np.int32), np.array([2 * p + 1], np.int32), np.ones(1, np.int32)
-    jobz_uplo = np.array([ord("N"), ord("L")], np.uint8)
+    jobz_uplo = np.array([_CHAR_UPPER_N, _CHAR_UPPER_L], np.uint8)
     S_f = np.empty((p, d))  # column-major d x p
     K_f = np.empty((p, p))
     tau, work, w, iwork = np.empty(p), np.empty(3 * p), np.empty(p), np.empty(1, np.int32)
     for h in range(m):
         Uh = U[h]
-        S_f[:] = (E_top - Uh @ (Uh.T @ E_top)).T
+        P = _product(Uh, False, _product(Uh, True, E_top, False), False)
+        for i in range(d):
+            for j in range(p):
+                S_f[j, i] = E_top[i, j] - P[i, j]
         _dgeqrf(rows.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes, info.ctypes)
         _dorgqr(
             rows.ctypes, cols.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes,
             info.ctypes,
         )  # fmt: skip
-        K_f[:] = (S_f @ (M[h] @ S_f.T)).T  # Q^T M Q, Q = S_f^T
+        K = _product(S_f, False, _product(M[h], False, S_f, True), False)  # Q^T M Q, Q = S_f^T
+        for i in range(p):
+            for j in range(p):
+                K_f[j, i] = K[i, j]
         _dsyevd(
             jobz_uplo[0:].ctypes, jobz_uplo[1:].ctypes, cols.ctypes, K_f.ctypes, cols.ctypes, w.ctypes,
             work.ctypes, lwork_ev.ctypes, iwork.ctypes, liwork.ctypes, info.ctypes,
@@ -603,7 +662,7 @@ def _envelope_kernel(M, c, l_B, k1):  # pragma: no cover - compiled
         t[h, 0] = 0.0
     b = _acg_newton(t)
     upper = np.empty((m, d, d))
-    lower = np.array([ord("L")], np.uint8)
+    lower = np.array([_CHAR_UPPER_L], np.uint8)
     n = np.array([d], np.int32)
     info = np.zeros(1, np.int32)
     failed = 0

@@ -504,7 +504,10 @@ def _label_counts(y, size):  # pragma: no cover - compiled
     counts = np.zeros((lanes, size), dtype=np.intp)
     for i in range(y.shape[0]):
         counts[i % lanes, y[i]] += 1
-    return counts.sum(axis=0)
+    total = counts[0].copy()
+    for lane in range(1, lanes):  # not counts.sum(axis=0), whose implementation takes numba seconds to compile
+        total += counts[lane]
+    return total
 
 
 def _chunks(n, chunk):
