@@ -1,5 +1,8 @@
 """Tests for dpnb.numerics.bingham: exact references, the Gibbs sampler's statistics, diagnostics, bad input."""
 
+import itertools
+
+import numba
 import numpy as np
 import pytest
 from scipy import stats
@@ -397,37 +400,34 @@ def test_the_gibbs_sampler_refuses_a_spread_beyond_max_concentration():
         vector_bingham_exact(1.7e308 * B, 3, random_state=0)
 
 
-@pytest.fixture(scope="module")
-def numba_matmul():
-    """numba's own ``@`` on the same operands (``x.T`` of a C-ordered array is a Fortran-ordered one there)."""
-    import numba
-
-    @numba.njit
-    def product(a, a_transposed, b, b_transposed):
-        if a_transposed and b_transposed:
-            return a.T @ b.T
-        if a_transposed:
-            return a.T @ b
-        if b_transposed:
-            return a @ b.T
-        return a @ b
-
-    return product
+@numba.njit(cache=True)
+def _numba_matmul(a, a_transposed, b, b_transposed):
+    """numba's own ``@`` on the operands of ``bingham._product`` (``x.T`` of a C-ordered array is Fortran-ordered)."""
+    if a_transposed and b_transposed:
+        return a.T @ b.T
+    if a_transposed:
+        return a.T @ b
+    if b_transposed:
+        return a @ b.T
+    return a @ b
 
 
-@pytest.mark.parametrize("a_transposed", [False, True])
-@pytest.mark.parametrize("b_transposed", [False, True])
-@pytest.mark.parametrize(("m", "k", "n"), [(1, 1, 1), (1, 7, 1), (5, 7, 1), (1, 7, 5), (5, 1, 4), (6, 7, 5), (9, 3, 9)])
-def test_product_is_numbas_matmul_bit_for_bit(numba_matmul, m, k, n, a_transposed, b_transposed):
-    """The compiled kernels' BLAS product: ddot, dgemv on either side and dgemm, each operand as given or transposed."""
-    rng = np.random.default_rng([m, k, n, a_transposed, b_transposed])
-    a = rng.standard_normal((k, m) if a_transposed else (m, k))
-    b = rng.standard_normal((n, k) if b_transposed else (k, n))
-    got = bingham._product(a, a_transposed, b, b_transposed)
-    want = numba_matmul(a, a_transposed, b, b_transposed)
-    assert got.shape == (m, n) and got.flags.c_contiguous
-    assert np.array_equal(got, want)
-    np.testing.assert_allclose(got, (a.T if a_transposed else a) @ (b.T if b_transposed else b), rtol=1e-13)
+def test_product_is_numbas_matmul_bit_for_bit():
+    """The compiled kernels' BLAS product: ddot, dgemv on either side and dgemm, each operand as given or transposed.
+
+    One test, not a parametrised one: numba compiles the reference's four products once (seconds) in one process.
+    """
+    shapes = [(1, 1, 1), (1, 7, 1), (5, 7, 1), (1, 7, 5), (5, 1, 4), (6, 7, 5), (9, 3, 9)]
+    for (m, k, n), a_transposed, b_transposed in itertools.product(shapes, [False, True], [False, True]):
+        rng = np.random.default_rng([m, k, n, a_transposed, b_transposed])
+        a = rng.standard_normal((k, m) if a_transposed else (m, k))
+        b = rng.standard_normal((n, k) if b_transposed else (k, n))
+        got = bingham._product(a, a_transposed, b, b_transposed)
+        case = f"m, k, n = {m}, {k}, {n}; transposed {a_transposed}, {b_transposed}"
+        assert got.shape == (m, n) and got.flags.c_contiguous, case
+        assert np.array_equal(got, _numba_matmul(a, a_transposed, b, b_transposed)), case
+        want = (a.T if a_transposed else a) @ (b.T if b_transposed else b)
+        np.testing.assert_allclose(got, want, rtol=1e-13, err_msg=case)
 
 
 def test_product_of_an_empty_inner_dimension_is_zero():
