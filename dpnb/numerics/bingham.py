@@ -434,20 +434,21 @@ def _complement_kernel(B, U, shift):  # pragma: no cover - compiled
     """:func:`_complement_matrix` per chain: ``B - Y U^T - U Y^T``, ``Y = B U - U (U^T B U + shift I) / 2``."""
     m, d, k1 = U.shape
     out = np.empty((m, d, d))
+    given, transposed = _ORIENTATIONS[0], _ORIENTATIONS[1]
     for h in range(m):
         Uh = U[h]
-        BU = _product(B, False, Uh, False)
-        H = _product(Uh, True, BU, False)
+        BU = _product(B, given, Uh, given)
+        H = _product(Uh, transposed, BU, given)
         for i in range(k1):
             H[i, i] += shift
         for i in range(k1):
             for j in range(k1):
                 H[i, j] /= 2
-        Y = _product(Uh, False, H, False)
+        Y = _product(Uh, given, H, given)
         for i in range(d):
             for j in range(k1):
                 Y[i, j] = BU[i, j] - Y[i, j]
-        W = _product(Y, False, Uh, True)  # Y U^T
+        W = _product(Y, given, Uh, transposed)  # Y U^T
         for i in range(d):
             for j in range(d):
                 out[h, i, j] = B[i, j] - (W[i, j] + W[j, i])  # exactly symmetric as B is
@@ -546,7 +547,10 @@ _dgeqrf, _dorgqr, _dsyevd, _dpotrf = (
     _fortran_external("lapack", name, n_args)
     for name, n_args in (("dgeqrf", 8), ("dorgqr", 9), ("dsyevd", 11), ("dpotrf", 5))
 )
-_CHAR_N, _CHAR_T, _CHAR_UPPER_N, _CHAR_UPPER_L = (ord(c) for c in "ntNL")  # BLAS and LAPACK flags, as bytes
+_NO_TRANSPOSE, _TRANSPOSE, _NO_VECTORS, _LOWER = (ord(c) for c in "ntNL")  # BLAS and LAPACK flags, as bytes
+# the kernels' operands of _product, as given or transposed: read from an array, so that numba compiles _product once
+# for a bool, not once for each combination of literal True and False
+_ORIENTATIONS = np.array([False, True])
 _dgemm, _dgemv = _fortran_external("blas", "dgemm", 13), _fortran_external("blas", "dgemv", 11)
 _ddot = _fortran_external("blas", "ddot", 5, numba.types.float64)
 
@@ -559,16 +563,21 @@ def _product(a, a_transposed, b, b_transposed):  # pragma: no cover - compiled
 
     That is ``ddot`` for a ``1 x 1`` result, ``dgemv`` for one row or one column and otherwise ``dgemm`` on the
     transposed product in Fortran order (``numba/np/linalg.py``: ``dot_3_mm``, ``call_xxgemm``, ``call_xxgemv``).
-    numba's ``@`` compiles its general implementation for every pair of layouts, a second or more each on a first
-    run; this is compiled once.
+    numba compiles its ``@`` anew in every function that uses it and for every pair of layouts (0.3-1 s each on a
+    first run: about 4 s for the two kernels' eight products); this is compiled once. Raises ``ValueError`` for
+    operands that are not C-ordered or whose inner dimensions differ.
     """
     m, k = (a.shape[1], a.shape[0]) if a_transposed else (a.shape[0], a.shape[1])
     n = b.shape[0] if b_transposed else b.shape[1]
+    if (b.shape[1] if b_transposed else b.shape[0]) != k:
+        raise ValueError("_product: the operands' inner dimensions differ")
+    if not (a.flags.c_contiguous and b.flags.c_contiguous):
+        raise ValueError("_product: the operands must be C-ordered arrays")
     out = np.zeros((m, n))
     if m == 0 or n == 0 or k == 0:
         return out
     ints, reals, flags = np.empty(6, np.int32), np.zeros(2), np.empty(2, np.uint8)
-    reals[0], flags[0], flags[1] = 1.0, _CHAR_N, _CHAR_T  # alpha = 1, beta = 0; "n", "t"
+    reals[0], flags[0], flags[1] = 1.0, _NO_TRANSPOSE, _TRANSPOSE  # alpha = 1, beta = 0
     if m == 1 and n == 1:
         ints[0], ints[1] = k, 1
         out[0, 0] = _ddot(ints[0:].ctypes, a.ctypes, ints[1:].ctypes, b.ctypes, ints[1:].ctypes)
@@ -603,13 +612,14 @@ def _ritz_kernel(M, E_top, U):  # pragma: no cover - compiled
     top = np.empty(m)
     rows, cols, info = np.array([d], np.int32), np.array([p], np.int32), np.zeros(1, np.int32)
     lwork, lwork_ev, liwork = np.array([3 * p], np.int32), np.array([2 * p + 1], np.int32), np.ones(1, np.int32)
-    jobz_uplo = np.array([_CHAR_UPPER_N, _CHAR_UPPER_L], np.uint8)
+    jobz_uplo = np.array([_NO_VECTORS, _LOWER], np.uint8)
     S_f = np.empty((p, d))  # column-major d x p
     K_f = np.empty((p, p))
     tau, work, w, iwork = np.empty(p), np.empty(3 * p), np.empty(p), np.empty(1, np.int32)
+    given, transposed = _ORIENTATIONS[0], _ORIENTATIONS[1]
     for h in range(m):
         Uh = U[h]
-        P = _product(Uh, False, _product(Uh, True, E_top, False), False)
+        P = _product(Uh, given, _product(Uh, transposed, E_top, given), given)
         for i in range(d):
             for j in range(p):
                 S_f[j, i] = E_top[i, j] - P[i, j]
@@ -618,7 +628,7 @@ def _ritz_kernel(M, E_top, U):  # pragma: no cover - compiled
             rows.ctypes, cols.ctypes, cols.ctypes, S_f.ctypes, rows.ctypes, tau.ctypes, work.ctypes, lwork.ctypes,
             info.ctypes,
         )  # fmt: skip
-        K = _product(S_f, False, _product(M[h], False, S_f, True), False)  # Q^T M Q, Q = S_f^T
+        K = _product(S_f, given, _product(M[h], given, S_f, transposed), given)  # Q^T M Q, Q = S_f^T
         for i in range(p):
             for j in range(p):
                 K_f[j, i] = K[i, j]
@@ -662,7 +672,7 @@ def _envelope_kernel(M, c, l_B, k1):  # pragma: no cover - compiled
         t[h, 0] = 0.0
     b = _acg_newton(t)
     upper = np.empty((m, d, d))
-    lower = np.array([_CHAR_UPPER_L], np.uint8)
+    lower = np.array([_LOWER], np.uint8)
     n = np.array([d], np.int32)
     info = np.zeros(1, np.int32)
     failed = 0

@@ -416,8 +416,9 @@ def test_product_is_numbas_matmul_bit_for_bit():
     """The compiled kernels' BLAS product: ddot, dgemv on either side and dgemm, each operand as given or transposed.
 
     One test, not a parametrised one: numba compiles the reference's four products once (seconds) in one process.
+    Read-only operands (a cached array, say) give the same.
     """
-    shapes = [(1, 1, 1), (1, 7, 1), (5, 7, 1), (1, 7, 5), (5, 1, 4), (6, 7, 5), (9, 3, 9)]
+    shapes = [(1, 1, 1), (1, 1, 4), (4, 1, 1), (1, 7, 1), (5, 7, 1), (1, 7, 5), (5, 1, 4), (6, 7, 5), (9, 3, 9)]
     for (m, k, n), a_transposed, b_transposed in itertools.product(shapes, [False, True], [False, True]):
         rng = np.random.default_rng([m, k, n, a_transposed, b_transposed])
         a = rng.standard_normal((k, m) if a_transposed else (m, k))
@@ -428,7 +429,23 @@ def test_product_is_numbas_matmul_bit_for_bit():
         assert np.array_equal(got, _numba_matmul(a, a_transposed, b, b_transposed)), case
         want = (a.T if a_transposed else a) @ (b.T if b_transposed else b)
         np.testing.assert_allclose(got, want, rtol=1e-13, err_msg=case)
+        a.flags.writeable = b.flags.writeable = False
+        assert np.array_equal(bingham._product(a, a_transposed, b, b_transposed), got), case
 
 
-def test_product_of_an_empty_inner_dimension_is_zero():
-    assert np.array_equal(bingham._product(np.ones((3, 0)), False, np.ones((0, 2)), False), np.zeros((3, 2)))
+@pytest.mark.parametrize(("m", "k", "n"), [(3, 0, 2), (0, 3, 2), (3, 2, 0)])
+def test_product_with_an_empty_dimension_is_zero(m, k, n):
+    assert np.array_equal(bingham._product(np.ones((m, k)), False, np.ones((k, n)), False), np.zeros((m, n)))
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "match"),
+    [
+        (np.ones((5, 4)), np.ones((3, 2)), "inner dimensions"),
+        (np.ones((4, 6))[:, ::2], np.ones((3, 2)), "C-ordered"),
+        (np.ones((4, 3)), np.asfortranarray(np.ones((3, 2))), "C-ordered"),
+    ],
+)
+def test_product_refuses_operands_it_would_misread(a, b, match):
+    with pytest.raises(ValueError, match=match):
+        bingham._product(a, False, b, False)
