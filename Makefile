@@ -150,13 +150,15 @@ lab: venv
 	  --notebook-dir=$(CURDIR)/notebooks $(if $(filter 0,$(shell id -u)),--allow-root)
 
 ## make benchmark: timing and memory of the mechanisms, every fit against its own floor and X^T X, PPCA beside diffprivlib, the sweep's
-## 1 -> 2 worker speed-up beside the machine's own ceilings, and a float32 factorisation with subnormals flushed or not (not part of make test)
+## 1 -> 2 worker speed-up beside the machine's own ceilings, a float32 factorisation with subnormals flushed or not, and each
+## estimator's first fit on a fresh machine (numba compiling) against a warm one (not part of make test)
 benchmark: venv
 	$(BIN)/python -m benchmarks
 	$(BIN)/python -m benchmarks.gram_floor
 	$(BIN)/python -m benchmarks.ppca_peers
 	$(BIN)/python -m benchmarks.bench_sweep
 	$(BIN)/python -m benchmarks.subnormals
+	$(BIN)/python -m benchmarks.first_fit
 
 ## make constraints: re-pin every dependency after changing pyproject.toml
 ## (the optional build-data extra is installed first, so its pins are kept)
