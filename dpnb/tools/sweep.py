@@ -560,11 +560,19 @@ def _sweep(task, grid, seeds, output, scheduler, n_workers, processes, progress)
     return [read_record(output / "points" / key, key, warn=False) or records[key] for key, _, _ in planned], output
 
 
+def _quiet_dask_logs() -> None:
+    """Keep Dask's informational log lines (a connection closing as a cluster stops) off stderr: the ``distributed``
+    logger at ``WARNING``. Set after importing ``distributed``, whose import sets that logger to ``INFO`` (its
+    configuration): set before, the level was undone, and a late ``Batched Comm Closed`` line with its traceback
+    could reach the command's stderr as its cluster stopped."""
+    import distributed  # noqa: F401 - imported for its logging configuration, which this overrides
+
+    logging.getLogger("distributed").setLevel(logging.WARNING)
+
+
 def main(argv=None) -> int:
     """``python -m dpnb.tools.sweep``: see the module docstring."""
-    # The command's output is its own lines; Dask's informational logs (a connection closing as the cluster
-    # stops) would interleave with them on stderr.
-    logging.getLogger("distributed").setLevel(logging.WARNING)
+    _quiet_dask_logs()  # the command's output is its own lines
     parser = argparse.ArgumentParser(
         prog="python -m dpnb.tools.sweep",
         description=__doc__.splitlines()[0],

@@ -1,4 +1,6 @@
 import json
+import logging
+import subprocess
 import sys
 import threading
 
@@ -315,6 +317,19 @@ def test_a_grid_file_with_a_tag_or_bad_yaml_is_one_line_naming_file_and_line(tmp
     err = capsys.readouterr().err.splitlines()
     assert len(err) == 1 and err[0].startswith(f"python -m dpnb.tools.sweep: error: {grid}, line {line}: ")
     assert problem in err[0] and not marker.exists() and not (tmp_path / "out").exists()
+
+
+def test_the_command_keeps_dask_info_lines_off_stderr_after_importing_distributed():
+    """Importing ``distributed`` sets its logger to INFO; the command's level, set after that import, holds."""
+    code = (
+        "import logging\n"
+        "from dpnb.tools.sweep import _quiet_dask_logs\n"
+        "_quiet_dask_logs()\n"
+        "from distributed import Client, LocalCluster\n"
+        "print(logging.getLogger('distributed.batched').getEffectiveLevel())\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    assert int(done.stdout) == logging.WARNING
 
 
 def test_module_entry_point(tmp_path):
