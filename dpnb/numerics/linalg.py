@@ -111,7 +111,16 @@ def triangle(A, part: str = "upper") -> np.ndarray:
         raise ValueError(f"A must be a square matrix or a stack of them, got shape {A.shape}")
     if check_choice(part, "part", PARTS) == "full":
         return A.reshape(*A.shape[:-2], -1)
-    return A[..., *np.triu_indices(A.shape[-1])]
+    return A[..., *_upper_indices(A.shape[-1])]
+
+
+@functools.lru_cache(maxsize=64)
+def _upper_indices(d: int) -> tuple[np.ndarray, np.ndarray]:
+    """``np.triu_indices(d)``, formed once per ``d`` (sensitivity searches call :func:`triangle` many thousands of
+    times on matrices of a few sizes); read-only, as they are shared."""
+    rows, cols = np.triu_indices(d)
+    rows.flags.writeable = cols.flags.writeable = False
+    return rows, cols
 
 
 def haar_stiefel(n_features: int, n_components: int, size: int | None = None, *, random_state=None) -> np.ndarray:

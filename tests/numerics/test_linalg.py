@@ -90,6 +90,19 @@ def test_triangle_parts():
         triangle(np.zeros((2, 3)))
 
 
+@pytest.mark.parametrize("d", [1, 2, 5, 40])
+def test_triangle_reads_numpys_upper_indices_and_a_result_never_shares_them(d):
+    """The indices are formed once per size and shared: the result is a copy, and the shared indices are read-only."""
+    from dpnb.numerics.linalg import _upper_indices, triangle
+
+    A = np.random.default_rng(d).standard_normal((3, d, d))
+    upper = triangle(A)
+    np.testing.assert_array_equal(upper, A[..., *np.triu_indices(d)])
+    upper[...] = 0.0
+    np.testing.assert_array_equal(triangle(A), A[..., *np.triu_indices(d)])
+    assert not any(index.flags.writeable for index in _upper_indices(d))
+
+
 def test_haar_stiefel_is_orthonormal_and_haar():
     from scipy import stats
 
