@@ -7,7 +7,6 @@ inside a privacy mechanism. Every module validates through these functions.
 
 from __future__ import annotations
 
-import math
 import numbers
 
 import numpy as np
@@ -221,9 +220,6 @@ def check_bounds(
     """
     if isinstance(bounds, (str, bytes)) or not isinstance(bounds, (tuple, list)) or len(bounds) != 2:
         raise TypeError(f"{name} must be a pair (low, high) of scalars or per-feature arrays, got {bounds!r}")
-    scalars = _plain_scalar_bounds(bounds, n_features, strict)
-    if scalars is not None:
-        return scalars
     low, high = (_as_float_array(b, f"{name} {side}") for b, side in zip(bounds, ("low", "high"), strict=True))
     try:
         shape = np.broadcast_shapes(low.shape, high.shape, () if n_features is None else (n_features,))
@@ -254,24 +250,6 @@ def check_bounds(
     if not np.all(np.isfinite(width)):
         raise ValueError(f"{name} are too wide: high - low overflows; rescale the data to a smaller public box")
     return low, high
-
-
-def _plain_scalar_bounds(bounds, n_features, strict: bool):
-    """:func:`check_bounds`'s result for a valid pair of plain Python numbers, without its array machinery (the
-    common case, and sensitivity searches validate a box many thousands of times); None for anything else, which
-    takes the general path and its messages. The same arrays: ``n_features`` (at least 1) copies of each bound."""
-    low, high = bounds
-    if not all(type(b) is float or (type(b) is int and abs(b) < 2**53) for b in (low, high)):
-        return None
-    low, high = float(low), float(high)
-    if n_features is not None and (type(n_features) is not int or n_features < 0):
-        return None
-    if not (math.isfinite(low) and math.isfinite(high) and math.isfinite(high - low)):
-        return None
-    if not (low < high if strict else low <= high):
-        return None
-    size = 1 if n_features is None else n_features
-    return np.full(size, low), np.full(size, high)
 
 
 def check_per_feature(value, n_features: int, name: str) -> np.ndarray:

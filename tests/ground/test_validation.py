@@ -308,27 +308,6 @@ def test_check_bool():
             check_bool(bad, "flag")
 
 
-@pytest.mark.parametrize("strict", [True, False])
-@pytest.mark.parametrize("n_features", [None, 0, 1, 4])
-@pytest.mark.parametrize(
-    ("low", "high"),
-    [(-1.0, 1.0), (0, 1), (-0.0, 2.5), (3, 3), (2.0, 1.0), (-1e308, 1e308), (float("nan"), 1.0), (0.0, float("inf"))],
-)
-def test_check_bounds_on_plain_numbers_is_the_general_path(low, high, n_features, strict):
-    """Plain Python numbers take a shortcut; NumPy scalars take the general path: the same arrays or the same error."""
-
-    def outcome(pair):
-        try:
-            return [
-                (b.dtype, b.shape, b.tobytes(), b.flags.writeable)
-                for b in check_bounds(pair, n_features, strict=strict)
-            ]
-        except ValueError as err:
-            return str(err)
-
-    assert outcome((low, high)) == outcome((np.float64(low), np.float64(high)))
-
-
 def test_check_bounds_strict_and_not():
     with pytest.raises(ValueError, match="low < high"):
         check_bounds((1.0, 1.0))
