@@ -95,12 +95,13 @@ def summary(name: str, fresh: dict, cached: dict) -> dict:
     """One row of the table from a case's fresh and cached runs (:func:`run_case`)."""
     compiles = fresh["compiles"]
     slowest = max(compiles, key=compiles.get) if compiles else ""
+    warm = min(fresh["warm"], cached["warm"])
     return {
         "case": name,
         "first fit, fresh (CPU s)": fresh["first"],
         "first fit, cached (CPU s)": cached["first"],
-        "warm fit (CPU s)": min(fresh["warm"], cached["warm"]),
-        "fresh / warm": round(fresh["first"] / max(min(fresh["warm"], cached["warm"]), 1e-6)),
+        "warm fit (CPU s)": warm,
+        "fresh / warm": round(fresh["first"] / max(warm, 1e-6)),
         "compiling (CPU s)": sum(compiles.values()),
         "kernels compiled": len(compiles),
         "slowest to compile": f"{slowest} ({compiles[slowest]:.2f} s)" if slowest else "",

@@ -563,9 +563,9 @@ def _product(a, a_transposed, b, b_transposed):  # pragma: no cover - compiled
 
     That is ``ddot`` for a ``1 x 1`` result, ``dgemv`` for one row or one column and otherwise ``dgemm`` on the
     transposed product in Fortran order (``numba/np/linalg.py``: ``dot_3_mm``, ``call_xxgemm``, ``call_xxgemv``).
-    numba compiles its ``@`` anew in every function that uses it and for every pair of layouts (0.3-1 s each on a
-    first run: about 4 s for the two kernels' eight products); this is compiled once. Raises ``ValueError`` for
-    operands that are not C-ordered or whose inner dimensions differ.
+    numba compiles its ``@`` anew in every function that uses it and for every pair of layouts; this is compiled
+    once (``benchmarks.first_fit`` measures what a first fit spends compiling). Raises ``ValueError`` for operands
+    that are not C-ordered or whose inner dimensions differ.
     """
     m, k = (a.shape[1], a.shape[0]) if a_transposed else (a.shape[0], a.shape[1])
     n = b.shape[0] if b_transposed else b.shape[1]
